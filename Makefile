@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0
+# Three TCP echo servers, one load client, the tests and the plots.
+#
+#   make all        build every part
+#   sudo make deps  install every package the suite needs (apt-get)
+#   sudo make check build, then run the test suite (TAP, via prove)
+#   make plots      draw the newest bench runs (results/runs) as PNG
+#   make clean      remove what the build made
+#
+# Parts, each also buildable on its own with make -C DIR:
+#   bench   bench/bench                    the load client
+#   user    user-echo/user-echo-server     the epoll server
+
+PARTS := bench user
+
+all: $(PARTS)
+
+bench:
+	$(MAKE) -C bench
+
+user:
+	$(MAKE) -C user-echo
+
+deps:
+	./scripts/deps.sh
+
+# Test helpers are built here; the tests themselves are tests/*.t.
+tests: bench
+	$(MAKE) -C tests
+
+# deps first: on a fresh machine it installs what the build needs.
+check:
+	$(MAKE) deps
+	$(MAKE) all tests
+	prove -v tests/*.t
+
+lint:
+	shellcheck run.sh scripts/*.sh tests/*.t tests/lib.sh results/*.sh
+
+plots:
+	./results/plot.sh $(RAW)
+
+clean:
+	$(MAKE) -C bench clean
+	$(MAKE) -C user-echo clean
+	$(MAKE) -C tests clean
+
+.PHONY: all $(PARTS) deps tests check lint plots clean

@@ -1,0 +1,332 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# run.sh - start, stop, inspect and measure the suite's echo servers.
+#
+# One server runs at a time. Its state (name, pid, port, log, the sysctls we
+# changed) lives in $STATE_DIR; `stop` proves the cleanup before it forgets it.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+STATE_DIR=${ECHOLAB_STATE_DIR:-/run/echolab}
+BENCH=$ROOT/bench/bench
+DEFAULT_PORT=12345
+READY_TIMEOUT_S=5	# a server must answer an echo within this
+STOP_TIMEOUT_S=5	# SIGTERM grace period before SIGKILL
+WANT_BACKLOG=4096	# 1000 clients connecting at once fit with room
+
+# Every server the suite knows, in the order results show them.
+SERVERS=(user ebpf kecho)
+
+usage() {
+	cat <<EOF
+Usage: sudo ./run.sh SERVER [--port N] [-- SERVER-ARGS...]
+       sudo ./run.sh bench SERVER [--port N] [BENCH-ARGS...]
+       sudo ./run.sh stop
+       ./run.sh status
+
+Servers: ${SERVERS[*]}
+
+  SERVER        stop any running server of the suite, start SERVER detached,
+                wait until an echo round trip succeeds, print its pid and port
+  bench SERVER  start SERVER, run bench/bench against it (default -t 1000
+                -r 10), print the summary and the raw file, stop SERVER
+  stop          stop the server and check that nothing is left behind
+  status        show the running server
+
+Options:
+  --port N      port to serve on (default $DEFAULT_PORT)
+  -h, --help    this text
+
+State lives in $STATE_DIR. While a server runs, net.core.somaxconn and
+net.ipv4.tcp_max_syn_backlog are raised to at least $WANT_BACKLOG if they are
+lower; stop restores them.
+EOF
+}
+
+die() {
+	echo "run.sh: $*" >&2
+	exit 1
+}
+
+usage_error() {
+	echo "run.sh: $*" >&2
+	echo "Try './run.sh --help'." >&2
+	exit 2
+}
+
+say() { echo "run.sh: $*"; }
+
+need_root() {
+	[[ $(id -u) -eq 0 ]] ||
+		die "'$1' needs root (it changes sysctls and writes $STATE_DIR): run it with sudo"
+}
+
+is_server() {
+	local s
+	for s in "${SERVERS[@]}"; do
+		[[ $s == "$1" ]] && return 0
+	done
+	return 1
+}
+
+parse_port() {
+	if [[ ! $1 =~ ^[0-9]+$ ]] || (($1 < 1 || $1 > 65535)); then
+		usage_error "--port: '$1' is not a port number (1-65535)"
+	fi
+	echo "$1"
+}
+
+# ---- servers --------------------------------------------------------------
+
+# Prints why SERVER cannot run here, or nothing when it can.
+server_unavailable() {
+	case $1 in
+	user) ;;
+	ebpf | kecho) echo "the $1 server is not part of this checkout yet" ;;
+	esac
+}
+
+server_binary() {
+	case $1 in
+	user) echo "$ROOT/user-echo/user-echo-server" ;;
+	esac
+}
+
+# Builds what SERVER and bench need, installing packages first if missing.
+ensure_built() {
+	local server=$1 target
+	case $server in
+	user) target=user ;;
+	esac
+	if [[ -x $(server_binary "$server") && -x $BENCH ]]; then
+		return 0
+	fi
+	if ! command -v cc >/dev/null || ! command -v make >/dev/null; then
+		say "the C toolchain is missing: running 'make deps' first"
+		"$ROOT/scripts/deps.sh"
+	fi
+	say "building $target and bench"
+	make -C "$ROOT" --no-print-directory "$target" bench >/dev/null ||
+		die "the build failed: run 'make $target bench' to see why"
+}
+
+# ---- state ----------------------------------------------------------------
+
+state() { cat "$STATE_DIR/$1" 2>/dev/null || true; }
+
+# True when pid is a live process (not a zombie) running binary exe.
+alive() {
+	local pid=$1 exe=${2:-} stat
+	[[ -n $pid && -r /proc/$pid/stat ]] || return 1
+	stat=$(<"/proc/$pid/stat") || return 1
+	stat=${stat##*) }
+	[[ ${stat%% *} != Z ]] || return 1
+	[[ -z $exe || $(readlink "/proc/$pid/exe" 2>/dev/null) == "$exe" ]]
+}
+
+# Listening TCP sockets on a port, as ss prints them (empty if none).
+listeners() {
+	ss -Htln "sport = :$1" 2>/dev/null || true
+}
+
+port_owner() {
+	ss -Htlnp "sport = :$1" 2>/dev/null | grep -o 'users:.*' | head -n1 || true
+}
+
+# Raises a sysctl to at least a value and remembers the original.
+raise_sysctl() {
+	local key=$1 want=$2 cur
+	cur=$(sysctl -n "$key")
+	if ((cur < want)); then
+		sysctl -qw "$key=$want"
+		echo "$key $cur" >>"$STATE_DIR/sysctl.orig"
+		say "raised $key $cur -> $want (restored on stop)"
+	fi
+}
+
+restore_sysctls() {
+	local key val
+	[[ -f $STATE_DIR/sysctl.orig ]] || return 0
+	while read -r key val; do
+		sysctl -qw "$key=$val" && say "restored $key = $val"
+	done <"$STATE_DIR/sysctl.orig"
+	rm -f "$STATE_DIR/sysctl.orig"
+}
+
+# ---- lifecycle ------------------------------------------------------------
+
+# One real echo round trip: the only proof that a server serves.
+echo_ok() {
+	"$BENCH" -t 1 -r 1 -s 64 -T 500 -q -p "$1" -l probe -o /dev/null \
+		>/dev/null 2>&1
+}
+
+start_server() {
+	local server=$1 port=$2 why bin pid i
+	shift 2
+	need_root "$server"
+	why=$(server_unavailable "$server")
+	[[ -z $why ]] || die "cannot start $server: $why"
+	ensure_built "$server"
+	stop_server quiet
+
+	if [[ -n $(listeners "$port") ]]; then
+		die "port $port is busy ($(port_owner "$port")): stop that program or pick another port with --port N"
+	fi
+
+	mkdir -p "$STATE_DIR"
+	: >"$STATE_DIR/sysctl.orig"
+	raise_sysctl net.core.somaxconn "$WANT_BACKLOG"
+	raise_sysctl net.ipv4.tcp_max_syn_backlog "$WANT_BACKLOG"
+
+	bin=$(server_binary "$server")
+	setsid "$bin" --port "$port" "$@" </dev/null >"$STATE_DIR/server.log" 2>&1 &
+	pid=$!
+	echo "$server" >"$STATE_DIR/server"
+	echo "$pid" >"$STATE_DIR/pid"
+	echo "$port" >"$STATE_DIR/port"
+	echo "$bin" >"$STATE_DIR/exe"
+	date +%s >"$STATE_DIR/started"
+
+	for ((i = 0; i < READY_TIMEOUT_S * 10; i++)); do
+		if ! alive "$pid"; then
+			wait "$pid" 2>/dev/null || true
+			sed 's/^/  | /' "$STATE_DIR/server.log" >&2
+			stop_server quiet
+			die "$server exited before it served (its output is above)"
+		fi
+		if echo_ok "$port"; then
+			say "$server running: pid $pid, port $port (log: $STATE_DIR/server.log)"
+			return 0
+		fi
+		sleep 0.1
+	done
+	stop_server quiet
+	die "$server did not answer an echo on port $port within ${READY_TIMEOUT_S}s; its log was $STATE_DIR/server.log"
+}
+
+# stop_server [quiet]: stops the running server, then checks the cleanup.
+stop_server() {
+	local quiet=${1:-} server pid port exe i
+	server=$(state server)
+	if [[ -z $server ]]; then
+		[[ -n $quiet ]] || say "no server is running"
+		return 0
+	fi
+	pid=$(state pid)
+	port=$(state port)
+	exe=$(state exe)
+
+	if alive "$pid" "$exe"; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
+			alive "$pid" "$exe" || break
+			sleep 0.1
+		done
+		if alive "$pid" "$exe"; then
+			say "$server (pid $pid) ignored SIGTERM for ${STOP_TIMEOUT_S}s: killing it"
+			kill -KILL "$pid" 2>/dev/null || true
+			sleep 0.2
+		fi
+	fi
+	wait "$pid" 2>/dev/null || true
+	restore_sysctls
+
+	alive "$pid" "$exe" && die "$server (pid $pid) is still running after SIGKILL"
+	[[ -z $(listeners "$port") ]] ||
+		die "$server stopped but port $port is still listening ($(port_owner "$port"))"
+	rm -rf "$STATE_DIR"
+	[[ -n $quiet ]] || say "stopped $server (pid $pid); port $port is free"
+}
+
+show_status() {
+	local server pid port started conns
+	server=$(state server)
+	if [[ -z $server ]]; then
+		echo "no server is running"
+		return 0
+	fi
+	pid=$(state pid)
+	port=$(state port)
+	started=$(state started)
+	if ! alive "$pid" "$(state exe)"; then
+		echo "$server: pid $pid is gone (crashed or killed); './run.sh stop' cleans up"
+		return 1
+	fi
+	conns=$(ss -Htn state established "sport = :$port" 2>/dev/null | wc -l)
+	echo "server:      $server"
+	echo "pid:         $pid"
+	echo "port:        $port"
+	echo "uptime:      $(($(date +%s) - ${started:-0}))s"
+	echo "connections: $conns established"
+	echo "log:         $STATE_DIR/server.log"
+	if [[ -s $STATE_DIR/sysctl.orig ]]; then
+		echo "raised:      $(awk '{printf "%s (was %s) ", $1, $2}' "$STATE_DIR/sysctl.orig")"
+	fi
+}
+
+# bench SERVER [--port N] [bench args]: the main job in one command.
+run_bench() {
+	local server=$1 port=$DEFAULT_PORT out rc=0
+	shift
+	if [[ ${1:-} == --port ]]; then
+		[[ $# -ge 2 ]] || usage_error "--port needs a value"
+		port=$(parse_port "$2")
+		shift 2
+	fi
+	start_server "$server" "$port"
+	mkdir -p "$ROOT/results/runs"
+	out=$ROOT/results/runs/$(date +%Y%m%d-%H%M%S)-$server.tsv
+	say "bench against $server: ${*:--t 1000 -r 10}"
+	# Defaults first: flags given later on the command line win.
+	"$BENCH" -t 1000 -r 10 -p "$port" -l "$server" -o "$out" \
+		--meta where=native "$@" || rc=$?
+	stop_server
+	return "$rc"
+}
+
+main() {
+	local cmd=${1:-} port=$DEFAULT_PORT server
+	[[ -n $cmd ]] || { usage >&2; exit 2; }
+	shift
+	case $cmd in
+	-h | --help | help)
+		usage
+		;;
+	stop)
+		(($# == 0)) || usage_error "stop takes no arguments"
+		need_root stop
+		stop_server
+		;;
+	status)
+		(($# == 0)) || usage_error "status takes no arguments"
+		show_status
+		;;
+	bench)
+		server=${1:-}
+		is_server "$server" || usage_error "bench: unknown server '$server' (servers: ${SERVERS[*]})"
+		shift
+		run_bench "$server" "$@"
+		;;
+	*)
+		is_server "$cmd" || usage_error "unknown server or command '$cmd' (servers: ${SERVERS[*]})"
+		while (($#)); do
+			case $1 in
+			--port)
+				[[ $# -ge 2 ]] || usage_error "--port needs a value"
+				port=$(parse_port "$2")
+				shift 2
+				;;
+			--)
+				shift
+				break
+				;;
+			*) usage_error "$cmd: unknown option '$1' (server arguments go after --)" ;;
+			esac
+		done
+		start_server "$cmd" "$port" "$@"
+		;;
+	esac
+}
+
+main "$@"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# deps.sh - install, with apt-get, every package the suite needs.
+#
+# Idempotent: packages already installed are left alone and only the missing
+# ones are named and installed. Works without a terminal (CI).
+set -euo pipefail
+
+# package               what needs it
+PACKAGES=(
+	gcc                 # bench, user-echo-server, tests
+	make                # the build
+	libc6-dev           # C headers
+	perl                # prove, the test runner
+	iproute2            # ss: run.sh checks ports; ip: network namespaces
+	procps              # sysctl: run.sh raises somaxconn/syn backlog
+	util-linux          # setsid, prlimit
+	sudo                # the README's commands run verbatim as root too
+	gnuplot-nox         # make plots
+	shellcheck          # make lint
+)
+
+die() { echo "deps: $*" >&2; exit 1; }
+
+missing_packages() {
+	local pkg
+	for pkg in "${PACKAGES[@]}"; do
+		if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
+			grep -q 'install ok installed'; then
+			echo "$pkg"
+		fi
+	done
+}
+
+main() {
+	local missing
+	command -v apt-get >/dev/null ||
+		die "apt-get not found: install these packages with your package manager: ${PACKAGES[*]}"
+	mapfile -t missing < <(missing_packages)
+	if ((${#missing[@]} == 0)); then
+		echo "deps: all ${#PACKAGES[@]} packages are installed"
+		return 0
+	fi
+	[[ $(id -u) -eq 0 ]] ||
+		die "installing ${missing[*]} needs root: run 'sudo make deps'"
+	echo "deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
+	echo "deps: done"
+}
+
+main "$@"

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# bench rejects bad usage with a message and exit status 2, and says up
+# front when --threads needs more descriptors than it may open.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+
+# expect_usage NAME ARGS...: exit 2 and a message on stderr.
+expect_usage() {
+	local name=$1 out rc
+	shift
+	out=$("$BENCH" "$@" -o /dev/null 2>&1 >/dev/null)
+	rc=$?
+	is "$rc" 2 "bench-args/$name: exit 2"
+	like "$out" "bench: .+" "bench-args/$name: says why"
+}
+
+plan 26
+
+expect_usage unknown-flag --no-such-flag
+expect_usage zero-threads -t 0
+expect_usage not-a-number -t ten
+expect_usage negative-rounds -r -1
+expect_usage missing-value -s
+expect_usage port-out-of-range -p 70000
+expect_usage bad-label -l "a b"
+expect_usage duration-with-rounds -d 1 -r 5
+expect_usage stray-argument -t 1 extra
+expect_usage unknown-host -H no.such.host.invalid
+
+out=$("$BENCH" --help)
+is $? 0 "bench-args/help: exit 0"
+like "$out" "--threads.*--rounds.*--messages.*--duration.*--size.*--host.*--port.*--output.*--label.*--timeout.*--quiet" \
+	"bench-args/help: lists every flag"
+
+# More threads than RLIMIT_NOFILE allows: refused before anything starts.
+out=$(ulimit -n 100 && "$BENCH" -t 500 -o /dev/null 2>&1)
+rc=$?
+is "$rc" 2 "bench-args/too-many-threads: exit 2"
+like "$out" "needs [0-9]+ open files.*RLIMIT_NOFILE" "bench-args/too-many-threads: names the limit"
+
+# Nothing listening: every sample fails (refused), exit 1, no hang.
+port=$SPARE_PORT
+if port_free "$port"; then
+	out=$(bounded 20 "$BENCH" -t 4 -r 2 -p "$port" -T 500 -q -o /dev/null)
+	is $? 1 "bench-args/refused: exit 1"
+	is "$(field "$out" failed)" 8 "bench-args/refused: all 8 samples failed"
+else
+	skip "bench-args/refused: exit 1" "port $port is in use"
+	skip "bench-args/refused: all 8 samples failed" "port $port is in use"
+fi
+done_testing

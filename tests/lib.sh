@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# TAP helpers for the suite's tests (kselftest style: named cases, a plan,
+# '# SKIP reason'). Source it, call plan, then the assertions.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH=$ROOT/bench/bench
+PROBE=$ROOT/tests/build/probe
+RUN=$ROOT/run.sh
+PORT=${TEST_PORT:-12345}	# run.sh's default
+SPARE_PORT=${TEST_SPARE_PORT:-12399}	# for servers started by hand
+
+_tap_n=0
+_tap_failed=0
+
+plan() { echo "1..$1"; }
+
+# ok CONDITION-STATUS NAME: pass when the status is 0.
+ok() {
+	local status=$1 name=$2
+	_tap_n=$((_tap_n + 1))
+	if [[ $status -eq 0 ]]; then
+		echo "ok $_tap_n - $name"
+	else
+		echo "not ok $_tap_n - $name"
+		_tap_failed=$((_tap_failed + 1))
+	fi
+}
+
+# is GOT WANT NAME
+is() {
+	local got=$1 want=$2 name=$3
+	[[ $got == "$want" ]]
+	ok $? "$name"
+	[[ $got == "$want" ]] || diag "$name: got '$got', want '$want'"
+}
+
+# like GOT REGEX NAME
+like() {
+	local got=$1 re=$2 name=$3
+	[[ $got =~ $re ]]
+	ok $? "$name"
+	[[ $got =~ $re ]] || diag "$name: '$got' does not match /$re/"
+}
+
+skip() {
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n - $1 # SKIP $2"
+}
+
+diag() { sed 's/^/# /' <<<"$*"; }
+
+done_testing() { exit $((_tap_failed > 0)); }
+
+# field SUMMARY-LINE KEY: a value from bench's summary line.
+field() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"; }
+
+need_root_or_skip_all() {
+	if [[ $(id -u) -ne 0 ]]; then
+		echo "1..0 # SKIP needs root: run 'sudo make check'"
+		exit 0
+	fi
+}
+
+port_free() { [[ -z $(ss -Htln "sport = :$1") ]]; }
+
+# Runs a command with a time bound; status 124 when it had to be killed.
+bounded() { timeout --kill-after=5 "$@"; }

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The statistics bench reports, on data whose answers are known. TAP. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+
+static int test_no;
+static int failures;
+
+static void ok(int cond, const char *name)
+{
+	printf("%sok %d - %s\n", cond ? "" : "not ", ++test_no, name);
+	if (!cond)
+		failures++;
+}
+
+static void assert_near(double got, double want, const char *name)
+{
+	int good = (isnan(want) && isnan(got)) || fabs(got - want) < 1e-9;
+
+	if (!good)
+		printf("# %s: got %.12g, want %.12g\n", name, got, want);
+	ok(good, name);
+}
+
+static void test_empty(void)
+{
+	struct stats s;
+
+	stats_compute(NULL, 0, &s);
+	ok(s.n == 0, "empty/n");
+	assert_near(s.p50, NAN, "empty/p50 is nan");
+	assert_near(s.mean, NAN, "empty/mean is nan");
+	assert_near(s.sd, NAN, "empty/sd is nan");
+	assert_near(s.max, NAN, "empty/max is nan");
+}
+
+static void test_single(void)
+{
+	double v[] = { 42.5 };
+	struct stats s;
+
+	stats_compute(v, 1, &s);
+	assert_near(s.min, 42.5, "single/min");
+	assert_near(s.p50, 42.5, "single/p50");
+	assert_near(s.p999, 42.5, "single/p99.9");
+	assert_near(s.mean, 42.5, "single/mean");
+	assert_near(s.sd, 0.0, "single/sd is 0");
+}
+
+/* 1..100 shuffled: nearest rank gives p50=50, p90=90, p99=99, p99.9=100. */
+static void test_one_to_hundred(void)
+{
+	double v[100];
+	struct stats s;
+	int i;
+
+	for (i = 0; i < 100; i++)
+		v[i] = (double)((i * 37) % 100 + 1);	/* a permutation */
+	stats_compute(v, 100, &s);
+	assert_near(s.min, 1, "1..100/min");
+	assert_near(s.max, 100, "1..100/max");
+	assert_near(s.p50, 50, "1..100/p50");
+	assert_near(s.p90, 90, "1..100/p90");
+	assert_near(s.p99, 99, "1..100/p99");
+	assert_near(s.p999, 100, "1..100/p99.9");
+	assert_near(s.mean, 50.5, "1..100/mean");
+	/* Sample sd of 1..n is sqrt(n(n+1)/12). */
+	assert_near(s.sd, sqrt(100.0 * 101.0 / 12.0), "1..100/sd");
+	ok(v[0] == 1 && v[99] == 100, "1..100/sorted in place");
+}
+
+/* 1000 samples: p99.9 must be rank 999, not the maximum. */
+static void test_thousand(void)
+{
+	double *v = malloc(1000 * sizeof(*v));
+	struct stats s;
+	int i;
+
+	for (i = 0; i < 1000; i++)
+		v[i] = 1000 - i;
+	stats_compute(v, 1000, &s);
+	assert_near(s.p999, 999, "1..1000/p99.9 is rank 999");
+	assert_near(s.p99, 990, "1..1000/p99");
+	assert_near(s.p50, 500, "1..1000/p50");
+	free(v);
+}
+
+static void test_known_sd(void)
+{
+	/* Mean 5, squared deviations sum to 32, n-1 = 7: sd = sqrt(32/7). */
+	double v[] = { 2, 4, 4, 4, 5, 5, 7, 9 };
+	struct stats s;
+
+	stats_compute(v, 8, &s);
+	assert_near(s.mean, 5, "known/mean");
+	assert_near(s.sd, sqrt(32.0 / 7.0), "known/sd");
+	assert_near(s.p50, 4, "known/p50 (rank 4 of 8)");
+	assert_near(s.p90, 9, "known/p90 (rank 8 of 8)");
+}
+
+static void test_large_offset(void)
+{
+	/* Naive sum-of-squares loses this; Welford does not. */
+	double v[] = { 1e9 + 4, 1e9 + 7, 1e9 + 13, 1e9 + 16 };
+	struct stats s;
+
+	stats_compute(v, 4, &s);
+	assert_near(s.mean, 1e9 + 10, "offset/mean");
+	assert_near(s.sd, sqrt(30.0), "offset/sd");
+}
+
+static void test_percentile_edges(void)
+{
+	double v[] = { 10, 20, 30, 40 };
+
+	assert_near(stats_percentile(v, 4, 0), 10, "percentile/p0 is min");
+	assert_near(stats_percentile(v, 4, 25), 10, "percentile/p25 rank 1");
+	assert_near(stats_percentile(v, 4, 26), 20, "percentile/p26 rank 2");
+	assert_near(stats_percentile(v, 4, 100), 40, "percentile/p100 is max");
+}
+
+int main(void)
+{
+	printf("TAP version 13\n");
+	test_empty();
+	test_single();
+	test_one_to_hundred();
+	test_thousand();
+	test_known_sd();
+	test_large_offset();
+	test_percentile_edges();
+	printf("1..%d\n", test_no);	/* trailing plan */
+	return failures ? 1 : 0;
+}
