@@ -32,10 +32,11 @@ tests: bench
 check:
 	$(MAKE) deps
 	$(MAKE) all tests
+	$(MAKE) lint
 	prove -v tests/*.t
 
 lint:
-	shellcheck run.sh scripts/*.sh tests/*.t tests/lib.sh results/*.sh
+	shellcheck -x run.sh .ci/run scripts/*.sh tests/*.t tests/lib.sh results/*.sh
 
 plots:
 	./results/plot.sh $(RAW)

@@ -281,13 +281,15 @@ run_bench() {
 	# Defaults first: flags given later on the command line win.
 	"$BENCH" -t 1000 -r 10 -p "$port" -l "$server" -o "$out" \
 		--meta where=native "$@" || rc=$?
+	[[ " $* " != *" -q "* && " $* " != *" --quiet "* ]] ||
+		say "raw samples: $out"
 	stop_server
 	return "$rc"
 }
 
 main() {
 	local cmd=${1:-} port=$DEFAULT_PORT server
-	[[ -n $cmd ]] || { usage >&2; exit 2; }
+	[[ -n $cmd ]] || usage_error "no command: name a server (${SERVERS[*]}), or bench, stop, status"
 	shift
 	case $cmd in
 	-h | --help | help)

@@ -3,6 +3,7 @@
 # bench rejects bad usage with a message and exit status 2, and says up
 # front when --threads needs more descriptors than it may open.
 set -uo pipefail
+# shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 # expect_usage NAME ARGS...: exit 2 and a message on stderr.

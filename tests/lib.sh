@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # the variables are for the tests
 # TAP helpers for the suite's tests (kselftest style: named cases, a plan,
 # '# SKIP reason'). Source it, call plan, then the assertions.
 
@@ -48,6 +48,7 @@ skip() {
 	echo "ok $_tap_n - $1 # SKIP $2"
 }
 
+# shellcheck disable=SC2001 # prefix every line of a multi-line message
 diag() { sed 's/^/# /' <<<"$*"; }
 
 done_testing() { exit $((_tap_failed > 0)); }

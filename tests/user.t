@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # The epoll server, started and stopped by run.sh, under load and abuse.
 set -uo pipefail
+# shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_root_or_skip_all
 
 SERVER=$ROOT/user-echo/user-echo-server
 PIDS=()
+# shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# run.sh's command line: usage errors, privileges, stop and status when idle,
+# and `run.sh bench`, the quick-start command.
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+need_root_or_skip_all
+trap '"$RUN" stop >/dev/null 2>&1' EXIT
+
+# usage_error NAME ARGS...: exit 2 and a message that points to --help.
+usage_error() {
+	local name=$1 out rc
+	shift
+	out=$("$RUN" "$@" 2>&1)
+	rc=$?
+	is "$rc" 2 "run/$name: exit 2"
+	like "$out" "run.sh: .*Try './run.sh --help'" "run/$name: says why"
+}
+
+plan 31
+
+usage_error no-command
+usage_error unknown-server nosuchserver
+usage_error bad-flag user --bogus
+usage_error bad-port user --port 0
+usage_error port-not-a-number user --port abc
+usage_error stop-extra-args stop now
+
+out=$("$RUN" --help)
+ok $? "run/help: exit 0"
+like "$out" "Usage: .*user.*ebpf.*kecho" "run/help: lists the servers"
+
+"$RUN" stop >/dev/null 2>&1
+out=$("$RUN" status)
+ok $? "run/status-idle: exit 0"
+like "$out" "no server is running" "run/status-idle: says so"
+
+if command -v setpriv >/dev/null; then
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$RUN" user 2>&1)
+	is $? 1 "run/not-root: exit 1"
+	like "$out" "needs root.*sudo" "run/not-root: says to use sudo"
+else
+	skip "run/not-root: exit 1" "setpriv (util-linux) is not installed"
+	skip "run/not-root: says to use sudo" "setpriv (util-linux) is not installed"
+fi
+
+# The quick-start command: start, bench, summary, raw file, stop.
+out=$("$RUN" bench user -t 50 -r 2 2>&1)
+ok $? "run/bench: exit 0"
+summary=$(grep '^summary ' <<<"$out")
+is "$(field "$summary" label)" user "run/bench: labelled user"
+is "$(field "$summary" samples)" 100 "run/bench: 100 samples"
+raw=$(sed -n 's/^raw samples: //p' <<<"$out")
+[[ -f $raw ]]
+ok $? "run/bench: raw file written ($raw)"
+is "$(grep -vc '^#' "$raw")" 100 "run/bench: one row per sample"
+grep -q '^# where=native' "$raw"
+ok $? "run/bench: metadata says where it ran"
+port_free "$PORT"
+ok $? "run/bench: server stopped, port free"
+
+# make plots draws from the raw file alone.
+plotdir=$(mktemp -d)
+cp "$raw" "$plotdir/"
+"$ROOT/results/plot.sh" "$plotdir"/*.tsv >/dev/null
+ok $? "run/plots: exit 0"
+for png in boxplot cdf scatter-user; do
+	[[ $(head -c 8 "$plotdir/$png.png" 2>/dev/null | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]]
+	ok $? "run/plots: $png.png is a PNG"
+done
+rm -rf "$plotdir" "$raw"
+
+# What ./bench/bench reports after ./run.sh user: the server's name.
+"$RUN" user >/dev/null
+out=$("$BENCH" -t 2 -r 1 -q -o /dev/null)
+is "$(field "$out" label)" user "run/label: bench names the server run.sh started"
+"$RUN" stop >/dev/null
+ok $? "run/stop: exit 0"
+
+done_testing
