@@ -319,7 +319,12 @@ static void record(struct worker *w, unsigned int round, uint64_t connect_ns,
 		   uint64_t rtt_ns, enum status st)
 {
 	char *p = w->out + w->out_len;
-	const char *name = status_name[st];
+	const char *name;
+
+	/* Out of memory for the statistics: a failure, never a lost sample. */
+	if (st == ST_OK && keep_rtt(w, (double)rtt_ns / 1000.0))
+		st = ST_ERROR;
+	name = status_name[st];
 
 	p = put_uint(p, w->id);
 	*p++ = '\t';
@@ -336,10 +341,6 @@ static void record(struct worker *w, unsigned int round, uint64_t connect_ns,
 	if (w->out_len > OUTBUF_SIZE - ROW_MAX)
 		flush_rows(w);
 
-	if (st == ST_OK && keep_rtt(w, (double)rtt_ns / 1000.0)) {
-		/* Out of memory for statistics: count it, never lose it. */
-		st = ST_ERROR;
-	}
 	__atomic_store_n(&w->done, w->done + 1, __ATOMIC_RELAXED);
 	if (st != ST_OK)
 		__atomic_store_n(&w->failed, w->failed + 1, __ATOMIC_RELAXED);
