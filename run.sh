@@ -186,6 +186,7 @@ start_server() {
 	echo "$pid" >"$STATE_DIR/pid"
 	echo "$port" >"$STATE_DIR/port"
 	echo "$bin" >"$STATE_DIR/exe"
+	echo "$*" >"$STATE_DIR/args"
 	date +%s >"$STATE_DIR/started"
 
 	for ((i = 0; i < READY_TIMEOUT_S * 10; i++)); do
@@ -257,6 +258,7 @@ show_status() {
 	echo "server:      $server"
 	echo "pid:         $pid"
 	echo "port:        $port"
+	echo "args:        $(state args)"
 	echo "uptime:      $(($(date +%s) - ${started:-0}))s"
 	echo "connections: $conns established"
 	echo "log:         $STATE_DIR/server.log"

@@ -116,6 +116,7 @@ struct worker {
 	uint64_t done;
 	uint64_t failed;
 	int write_errno;
+	uint64_t last_ns;		/* when the last echo completed */
 } __attribute__((aligned(64)));
 
 static struct config cfg = {
@@ -132,7 +133,7 @@ static struct sockaddr_storage server_addr;
 static socklen_t server_addrlen;
 static unsigned char *body;		/* shared, read-only message body */
 static size_t hdr_len;			/* min(size, sizeof(struct msg_header)) */
-static struct timespec deadline;	/* --duration mode */
+static uint64_t deadline_ns;		/* --duration mode, CLOCK_MONOTONIC */
 
 static volatile sig_atomic_t stop;
 static unsigned int threads_finished;
@@ -533,7 +534,8 @@ static enum status echo_once(struct worker *w, int fd, unsigned int round,
 		got += (size_t)n;
 	}
 out:
-	*rtt_ns = now_ns() - t0;
+	w->last_ns = now_ns();
+	*rtt_ns = w->last_ns - t0;
 	return st;
 }
 
@@ -576,20 +578,12 @@ static void run_rounds(struct worker *w)
 	}
 }
 
-static bool past_deadline(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec > deadline.tv_sec ||
-	       (ts.tv_sec == deadline.tv_sec && ts.tv_nsec >= deadline.tv_nsec);
-}
 
 static void run_duration(struct worker *w)
 {
 	unsigned int round, msg;
 
-	for (round = 0; !stopping() && !past_deadline(); round++) {
+	for (round = 0; !stopping() && now_ns() < deadline_ns; round++) {
 		uint64_t connect_ns, rtt_ns;
 		enum status st;
 		int fd;
@@ -608,7 +602,7 @@ static void run_duration(struct worker *w)
 				break;
 			record(w, round, msg ? NO_TIME : connect_ns, rtt_ns,
 			       st);
-			if (st != ST_OK || past_deadline())
+			if (st != ST_OK || w->last_ns >= deadline_ns)
 				break;
 		}
 		close(fd);
@@ -1060,10 +1054,7 @@ int main(int argc, char **argv)
 
 	getrusage(RUSAGE_SELF, &ru0);
 	t_start = now_ns();
-	if (cfg.duration) {
-		clock_gettime(CLOCK_MONOTONIC, &deadline);
-		deadline.tv_sec += cfg.duration;
-	}
+	deadline_ns = t_start + (uint64_t)cfg.duration * 1000000000u;
 	open_gate(1);	/* all threads start together */
 	wait_workers(w, cfg.threads, t_start);
 	t_end = now_ns();

@@ -28,7 +28,7 @@ bench_ok() {
 
 server_pid() { cat /run/echolab/pid 2>/dev/null; }
 
-plan 48
+plan 53
 
 syn_before=$(sysctl -n net.ipv4.tcp_max_syn_backlog)
 "$RUN" user >/dev/null
@@ -38,6 +38,32 @@ pid=$(server_pid)
 out=$(bounded 120 "$BENCH" -t 1000 -r 3 -p "$PORT" -q -o /dev/null)
 is "$(field "$out" samples)" 3000 "user/t1000-r3: 3000 samples"
 is "$(field "$out" failed)" 0 "user/t1000-r3: failed=0"
+
+# Ctrl-C mid-run: bench stops soon and keeps every finished sample.
+raw=$(mktemp)
+"$BENCH" -p "$PORT" -t 100 -r 100000 -q -o "$raw" >"$raw.out" &
+bpid=$!
+sleep 1
+kill -INT "$bpid"
+start=$(date +%s%N)
+for ((i = 0; i < 100; i++)); do
+	kill -0 "$bpid" 2>/dev/null || break
+	sleep 0.1
+done
+kill -KILL "$bpid" 2>/dev/null	# bounded: never wait forever
+wait "$bpid"
+rc=$?
+elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+((elapsed_ms < 3000))
+ok $? "user/interrupted: bench stops within 3 s of SIGINT (${elapsed_ms} ms)"
+is "$rc" 0 "user/interrupted: exit 0, no sample failed"
+rows=$(grep -vc '^#' "$raw")
+is "$(field "$(cat "$raw.out")" samples)" "$rows" "user/interrupted: summary counts every row written ($rows)"
+((rows > 100))
+ok $? "user/interrupted: samples were written"
+grep -q '^# interrupted=1' "$raw"
+ok $? "user/interrupted: the file says the run was interrupted"
+rm -f "$raw" "$raw.out"
 
 bench_ok "user/1MiB" -t 1 -r 1 -s 1048576
 bench_ok "user/1MiB-x8" -t 8 -r 2 -s 1048576
