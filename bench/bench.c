@@ -920,7 +920,7 @@ static void progress(const struct worker *w, unsigned int n, double elapsed,
 		failed += __atomic_load_n(&w[i].failed, __ATOMIC_RELAXED);
 	}
 	if (cfg.duration) {
-		fprintf(stderr, "\r%s: %.0f/%u s, %llu samples, %llu failed   ",
+		fprintf(stderr, "\r%s: %.1f/%u s, %llu samples, %llu failed   ",
 			prog, elapsed, cfg.duration,
 			(unsigned long long)done, (unsigned long long)failed);
 	} else {
