@@ -10,8 +10,9 @@
 # Parts, each also buildable on its own with make -C DIR:
 #   bench   bench/bench                    the load client
 #   user    user-echo/user-echo-server     the epoll server
+#   ebpf    ebpf-echo/ebpf-echo-server     the sockmap server and its BPF programs
 
-PARTS := bench user
+PARTS := bench user ebpf
 
 all: $(PARTS)
 
@@ -20,6 +21,9 @@ bench:
 
 user:
 	$(MAKE) -C user-echo
+
+ebpf:
+	$(MAKE) -C ebpf-echo
 
 deps:
 	./scripts/deps.sh
@@ -44,6 +48,7 @@ plots:
 clean:
 	$(MAKE) -C bench clean
 	$(MAKE) -C user-echo clean
+	$(MAKE) -C ebpf-echo clean
 	$(MAKE) -C tests clean
 
 .PHONY: all $(PARTS) deps tests check lint plots clean

@@ -78,36 +78,98 @@ parse_port() {
 
 # ---- servers --------------------------------------------------------------
 
+# cgroup v2 may be mounted anywhere (/sys/fs/cgroup/unified on hybrid
+# systems): mountinfo says where.
+cgroup2_mount() {
+	awk '{ for (i = 7; i < NF; i++) if ($i == "-") break }
+	     $(i + 1) == "cgroup2" { print $5; exit }' /proc/self/mountinfo
+}
+
 # Prints why SERVER cannot run here, or nothing when it can.
 server_unavailable() {
 	case $1 in
 	user) ;;
-	ebpf | kecho) echo "the $1 server is not part of this checkout yet" ;;
+	ebpf)
+		if [[ ! -r /sys/kernel/btf/vmlinux ]]; then
+			echo "this kernel has no BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF=n), which the ebpf server's CO-RE programs need; use the user server, or a kernel with BTF"
+		elif [[ -z $(cgroup2_mount) ]]; then
+			echo "no cgroup v2 is mounted (the ebpf server attaches to a cgroup of its own); mount one: mount -t cgroup2 none /sys/fs/cgroup/unified"
+		fi
+		;;
+	kecho) echo "the kecho server is not part of this checkout yet" ;;
 	esac
 }
 
 server_binary() {
 	case $1 in
 	user) echo "$ROOT/user-echo/user-echo-server" ;;
+	ebpf) echo "$ROOT/ebpf-echo/ebpf-echo-server" ;;
+	esac
+}
+
+# The commands building SERVER needs besides make.
+server_tools() {
+	case $1 in
+	user) echo cc ;;
+	ebpf) echo cc clang bpftool ;;
 	esac
 }
 
 # Builds what SERVER and bench need, installing packages first if missing.
 ensure_built() {
-	local server=$1 target
-	case $server in
-	user) target=user ;;
-	esac
+	local server=$1 tool
 	if [[ -x $(server_binary "$server") && -x $BENCH ]]; then
 		return 0
 	fi
-	if ! command -v cc >/dev/null || ! command -v make >/dev/null; then
-		say "the C toolchain is missing: running 'make deps' first"
-		"$ROOT/scripts/deps.sh"
-	fi
-	say "building $target and bench"
-	make -C "$ROOT" --no-print-directory "$target" bench >/dev/null ||
-		die "the build failed: run 'make $target bench' to see why"
+	for tool in make $(server_tools "$server"); do
+		if ! command -v "$tool" >/dev/null; then
+			say "'$tool' is missing: running 'make deps' first"
+			"$ROOT/scripts/deps.sh"
+			break
+		fi
+	done
+	say "building $server and bench"
+	make -C "$ROOT" --no-print-directory "$server" bench >/dev/null ||
+		die "the build failed: run 'make $server bench' to see why"
+}
+
+ebpf_cgroup() { echo "$(cgroup2_mount)/ebpf-echo-$1"; }
+
+# Checks, once the process is gone, that nothing of the server is left.
+verify_clean() {
+	local server=$1 port=$2 cg
+	case $server in
+	ebpf)
+		# The kernel drops programs, link and map with the process; a
+		# killed server cannot remove its (empty) cgroup, so we do.
+		cg=$(ebpf_cgroup "$port")
+		if [[ -d $cg ]]; then
+			[[ ! -s $cg/cgroup.procs ]] ||
+				die "cgroup $cg still holds processes: $(tr '\n' ' ' <"$cg/cgroup.procs")"
+			rmdir "$cg" || die "cannot remove $cg"
+			say "removed the empty cgroup $cg left by a killed server"
+		fi
+		if bpftool prog show 2>/dev/null | grep -qE 'name (echo_sockops|echo_verdict) '; then
+			die "BPF programs echo_sockops/echo_verdict are still loaded ('bpftool prog show'); is another ebpf-echo-server running?"
+		fi
+		if bpftool cgroup tree 2>/dev/null | grep -q echo_sockops; then
+			die "echo_sockops is still attached to a cgroup ('bpftool cgroup tree')"
+		fi
+		;;
+	esac
+}
+
+# Server-specific lines for status.
+server_status() {
+	local server=$1 pid=$2
+	case $server in
+	ebpf)
+		# On SIGUSR1 the server writes its counters to its log.
+		kill -USR1 "$pid" 2>/dev/null && sleep 0.2
+		echo "cgroup:      $(ebpf_cgroup "$(state port)")"
+		grep '^counters ' "$STATE_DIR/server.log" | tail -n1
+		;;
+	esac
 }
 
 # ---- state ----------------------------------------------------------------
@@ -208,7 +270,7 @@ start_server() {
 
 # stop_server [quiet]: stops the running server, then checks the cleanup.
 stop_server() {
-	local quiet=${1:-} server pid port exe i
+	local quiet=${1:-} server pid port exe i gone_before=
 	server=$(state server)
 	if [[ -z $server ]]; then
 		[[ -n $quiet ]] || say "no server is running"
@@ -218,7 +280,9 @@ stop_server() {
 	port=$(state port)
 	exe=$(state exe)
 
-	if alive "$pid" "$exe"; then
+	if ! alive "$pid" "$exe"; then
+		gone_before=1
+	else
 		kill -TERM "$pid" 2>/dev/null || true
 		for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
 			alive "$pid" "$exe" || break
@@ -232,12 +296,17 @@ stop_server() {
 	fi
 	wait "$pid" 2>/dev/null || true
 	restore_sysctls
+	verify_clean "$server" "$port"
 
 	alive "$pid" "$exe" && die "$server (pid $pid) is still running after SIGKILL"
 	[[ -z $(listeners "$port") ]] ||
 		die "$server stopped but port $port is still listening ($(port_owner "$port"))"
 	rm -rf "$STATE_DIR"
-	[[ -n $quiet ]] || say "stopped $server (pid $pid); port $port is free"
+	if [[ -n $gone_before ]]; then
+		say "$server (pid $pid) had already exited (killed or crashed); cleaned up after it, port $port is free"
+	elif [[ -z $quiet ]]; then
+		say "stopped $server (pid $pid); port $port is free"
+	fi
 }
 
 show_status() {
@@ -265,6 +334,7 @@ show_status() {
 	if [[ -s $STATE_DIR/sysctl.orig ]]; then
 		echo "raised:      $(awk '{printf "%s (was %s) ", $1, $2}' "$STATE_DIR/sysctl.orig")"
 	fi
+	server_status "$server" "$pid"
 }
 
 # bench SERVER [--port N] [bench args]: the main job in one command.

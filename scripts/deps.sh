@@ -17,6 +17,12 @@ PACKAGES=(
 	util-linux          # setsid, prlimit
 	sudo                # the README's commands run verbatim as root too
 	gnuplot-nox         # make plots
+	clang               # ebpf: compiles echo.bpf.c for the BPF target
+	llvm                # ebpf: llvm-strip and friends for BPF objects
+	libbpf-dev          # ebpf: libbpf, the loader library
+	bpftool             # ebpf: vmlinux.h, skeleton; run.sh verifies cleanup with it
+	libelf-dev          # ebpf: libbpf links against libelf
+	zlib1g-dev          # ebpf: and zlib
 	shellcheck          # make lint
 )
 

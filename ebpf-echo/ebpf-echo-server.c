@@ -1,0 +1,1063 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* ebpf-echo-server: loads echo.bpf.c, moves itself into a cgroup of its
+ * own, attaches sock_ops there and the stream verdict to the SOCKHASH,
+ * then accepts connections. The kernel echoes the payload; this process
+ * owns every socket, echoes whatever the kernel passed up instead, and
+ * closes each socket once the client is done.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <linux/tcp.h>
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "echo.h"
+#include "echo.skel.h"
+
+#define DEFAULT_PORT		12345
+#define DEFAULT_BACKLOG		4096
+#define DEFAULT_BTF		"/sys/kernel/btf/vmlinux"
+/* Listener (and so accepted socket) buffers; see README "Buffer sizes". */
+#define DEFAULT_SNDBUF		(4 << 20)
+#define DEFAULT_RCVBUF		(1 << 20)
+#define READ_BUF		(64 << 10)
+#define ACCEPTS_PER_EVENT	256
+#define MAX_EVENTS		512
+#define ACCEPT_PAUSE_MS		100	/* after EMFILE: retry this much later */
+#define DRAIN_IDLE_MS		5000	/* give up on a silent half-closed peer */
+#define TICK_MS			4	/* poll period while something waits */
+
+static struct env {
+	int port;
+	int backlog;
+	bool verbose;
+	const char *btf_path;
+	const char *cgroup_root;
+	long sndbuf;
+	long rcvbuf;
+} env = {
+	.port = DEFAULT_PORT,
+	.backlog = DEFAULT_BACKLOG,
+	.btf_path = DEFAULT_BTF,
+	.sndbuf = DEFAULT_SNDBUF,
+	.rcvbuf = DEFAULT_RCVBUF,
+};
+
+struct conn {
+	int fd;
+	__u32 events;		/* epoll interest, always EPOLLET */
+	bool eof;		/* client sent FIN: wait for the echo, then close */
+	char *pend;		/* echo bytes the socket did not take yet */
+	size_t pend_off, pend_len;
+	__u64 acked;		/* tcpi_bytes_acked at the last drain check */
+	long long drain_deadline;
+	struct conn *drain_prev, *drain_next;
+};
+
+static struct server {
+	int epfd, lfd, sigfd;
+	struct conn **conns;	/* indexed by fd */
+	int nconns_max;
+	struct conn *draining;
+	bool accept_paused;
+	long long accept_resume;
+	__u64 userspace_bytes;	/* echoed by this process, not the kernel */
+	__u64 accepted, closed, eagain_reads, drain_timeouts, preaccept;
+} srv = { .epfd = -1, .lfd = -1, .sigfd = -1 };
+
+static char cg_path[PATH_MAX];		/* our cgroup: <root>/ebpf-echo-<port> */
+static char cg_parent[PATH_MAX];	/* cgroup root we create it in */
+static char cg_orig[PATH_MAX];		/* where we started, to go back */
+
+static const char usage[] =
+"Usage: ebpf-echo-server [-p PORT] [-b BACKLOG] [-v] [--btf FILE]\n"
+"                        [--cgroup-root DIR] [--sndbuf BYTES] [--rcvbuf BYTES]\n"
+"TCP echo server whose payload path runs in the kernel (sockmap + sk_skb).\n"
+"\n"
+"  -p, --port N           port to listen on (default 12345)\n"
+"  -b, --backlog N        listen() backlog (default 4096; capped by\n"
+"                         net.core.somaxconn)\n"
+"  -v, --verbose          libbpf's messages and connection events on stderr\n"
+"      --btf FILE         kernel BTF for CO-RE (default /sys/kernel/btf/vmlinux)\n"
+"      --cgroup-root DIR  cgroup v2 directory to create our cgroup in\n"
+"                         (default: the cgroup2 mount in /proc/self/mountinfo)\n"
+"      --sndbuf BYTES     SO_SNDBUF of accepted sockets (default 4194304,\n"
+"                         0 = kernel autotuning)\n"
+"      --rcvbuf BYTES     SO_RCVBUF of accepted sockets (default 1048576,\n"
+"                         0 = kernel autotuning)\n"
+"  -h, --help             this text\n"
+"\n"
+"SIGUSR1 prints the counters line to stderr; SIGINT/SIGTERM stop cleanly.\n"
+"Exit status: 0 clean stop, 1 runtime error, 2 bad arguments.\n";
+
+static void vlog(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!env.verbose)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt,
+			   va_list args)
+{
+	(void)level;
+	if (!env.verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static bool parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+enum { OPT_BTF = 256, OPT_CGROUP_ROOT, OPT_SNDBUF, OPT_RCVBUF };
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "port", required_argument, NULL, 'p' },
+		{ "backlog", required_argument, NULL, 'b' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "btf", required_argument, NULL, OPT_BTF },
+		{ "cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT },
+		{ "sndbuf", required_argument, NULL, OPT_SNDBUF },
+		{ "rcvbuf", required_argument, NULL, OPT_RCVBUF },
+		{},
+	};
+	const char *name = "";
+	long v, min = 0, max = 0;
+	int c, i;
+
+	while ((c = getopt_long(argc, argv, "p:b:vh", opts, NULL)) != -1) {
+		for (i = 0; opts[i].name; i++)
+			if (opts[i].val == c)
+				name = opts[i].name;
+		switch (c) {
+		case 'p':
+			min = 1, max = 65535;
+			if (!parse_long(optarg, min, max, &v))
+				goto bad_value;
+			env.port = v;
+			break;
+		case 'b':
+			min = 1, max = INT_MAX;
+			if (!parse_long(optarg, min, max, &v))
+				goto bad_value;
+			env.backlog = v;
+			break;
+		case 'v':
+			env.verbose = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		case OPT_BTF:
+			env.btf_path = optarg;
+			break;
+		case OPT_CGROUP_ROOT:
+			env.cgroup_root = optarg;
+			break;
+		case OPT_SNDBUF:
+			min = 0, max = 1L << 30;
+			if (!parse_long(optarg, min, max, &v))
+				goto bad_value;
+			env.sndbuf = v;
+			break;
+		case OPT_RCVBUF:
+			min = 0, max = 1L << 30;
+			if (!parse_long(optarg, min, max, &v))
+				goto bad_value;
+			env.rcvbuf = v;
+			break;
+		default:
+			fprintf(stderr, "Try 'ebpf-echo-server --help'.\n");
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ebpf-echo-server: unexpected argument '%s'\n"
+			"Try 'ebpf-echo-server --help'.\n", argv[optind]);
+		return -1;
+	}
+	return 0;
+
+bad_value:
+	fprintf(stderr, "ebpf-echo-server: invalid value '%s' for --%s "
+		"(an integer from %ld to %ld)\n"
+		"Try 'ebpf-echo-server --help'.\n", optarg, name, min, max);
+	return -1;
+}
+
+/* ---- cgroup v2 ------------------------------------------------------- */
+
+/* Undo the octal escapes (\040 for a space...) of /proc/self/mountinfo. */
+static void unescape_mount_path(char *s)
+{
+	char *d = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d++ = (s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0');
+			s += 4;
+		} else {
+			*d++ = *s++;
+		}
+	}
+	*d = '\0';
+}
+
+/* First cgroup2 mount point in /proc/self/mountinfo, -ENOENT if none. */
+static int find_cgroup2_mount(char *buf, size_t size)
+{
+	char line[4096], mnt[PATH_MAX], fstype[64];
+	int err = -ENOENT;
+	FILE *f;
+
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		/* id parent maj:min root MOUNTPOINT opts [optional...] - FSTYPE ... */
+		char *sep = strstr(line, " - ");
+
+		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1 ||
+		    strcmp(fstype, "cgroup2"))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		unescape_mount_path(mnt);
+		if ((size_t)snprintf(buf, size, "%s", mnt) >= size)
+			continue;
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+static bool is_cgroup2_dir(const char *path)
+{
+	struct statfs st;
+
+	return statfs(path, &st) == 0 && st.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	ssize_t len = strlen(text), n;
+	int fd, err = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, len);
+	if (n != len)
+		err = n < 0 ? -errno : -EIO;
+	close(fd);
+	return err;
+}
+
+static int cgroup_join(const char *dir)
+{
+	char path[PATH_MAX + 16], pid[32];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	snprintf(pid, sizeof(pid), "%d\n", getpid());
+	return write_file(path, pid);
+}
+
+/* A pid listed in DIR/cgroup.procs, or 0 when there is none. */
+static long cgroup_first_pid(const char *dir)
+{
+	char path[PATH_MAX + 16];
+	long pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	return pid;
+}
+
+/* Remember the cgroup we started in: "0::/path" of /proc/self/cgroup. */
+static void remember_own_cgroup(const char *mount)
+{
+	char line[PATH_MAX + 8];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if ((size_t)snprintf(cg_orig, sizeof(cg_orig), "%s%s", mount,
+				     strcmp(line + 3, "/") ? line + 3 : "") >=
+		    sizeof(cg_orig))
+			cg_orig[0] = '\0';
+		break;
+	}
+	fclose(f);
+}
+
+/* Create <root>/ebpf-echo-<port> (replacing a stale one left by kill -9)
+ * and move this process into it. Returns an O_RDONLY fd of the directory.
+ */
+static int cgroup_enter(void)
+{
+	int fd, err;
+	long pid;
+
+	if ((size_t)snprintf(cg_path, sizeof(cg_path), "%s/ebpf-echo-%d",
+			     cg_parent, env.port) >= sizeof(cg_path)) {
+		fprintf(stderr, "ebpf-echo-server: cgroup path too long: %s\n",
+			cg_parent);
+		cg_path[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	if (mkdir(cg_path, 0755) && errno == EEXIST) {
+		/* Left over from a killed server: rmdir works once it is empty,
+		 * and takes any program still attached to it along.
+		 */
+		if (rmdir(cg_path) && errno == EBUSY) {
+			pid = cgroup_first_pid(cg_path);
+			if (pid)
+				fprintf(stderr, "ebpf-echo-server: port %d is busy: "
+					"cgroup %s still holds pid %ld (another "
+					"ebpf-echo-server on this port?); stop it or "
+					"choose another port with -p\n",
+					env.port, cg_path, pid);
+			else
+				fprintf(stderr, "ebpf-echo-server: cannot remove the "
+					"stale cgroup %s (it has child cgroups); remove "
+					"them with rmdir\n", cg_path);
+			cg_path[0] = '\0';
+			return -EBUSY;
+		}
+		vlog("removed stale cgroup %s\n", cg_path);
+		mkdir(cg_path, 0755);
+	}
+	fd = open(cg_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		fprintf(stderr, "ebpf-echo-server: cannot create cgroup %s: %s; "
+			"check that %s is a writable cgroup v2 directory\n",
+			cg_path, strerror(-err), cg_parent);
+		cg_path[0] = '\0';
+		return err;
+	}
+	err = cgroup_join(cg_path);
+	if (err) {
+		fprintf(stderr, "ebpf-echo-server: cannot move into cgroup %s: %s\n",
+			cg_path, strerror(-err));
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Back to where we came from (or the parent), then remove our cgroup. */
+static void cgroup_leave(void)
+{
+	if (!cg_path[0])
+		return;
+	if ((!cg_orig[0] || cgroup_join(cg_orig)) && cgroup_join(cg_parent))
+		fprintf(stderr, "ebpf-echo-server: cannot leave cgroup %s: %s\n",
+			cg_path, strerror(errno));
+	if (rmdir(cg_path))
+		fprintf(stderr, "ebpf-echo-server: cannot remove cgroup %s: %s; "
+			"remove it with 'rmdir %s'\n", cg_path, strerror(errno), cg_path);
+	cg_path[0] = '\0';
+}
+
+/* ---- counters -------------------------------------------------------- */
+
+static void print_counters(struct echo_bpf *skel)
+{
+	int ncpus = libbpf_num_possible_cpus(), i;
+	struct echo_counters sum = {}, *v;
+	__u32 zero = 0;
+
+	if (ncpus <= 0)
+		return;
+	v = calloc(ncpus, sizeof(*v));
+	if (!v)
+		return;
+	if (bpf_map__lookup_elem(skel->maps.echo_counters, &zero, sizeof(zero),
+				 v, ncpus * sizeof(*v), 0)) {
+		fprintf(stderr, "ebpf-echo-server: reading counters: %s\n",
+			strerror(errno));
+		free(v);
+		return;
+	}
+	for (i = 0; i < ncpus; i++) {
+		sum.redirected_skbs += v[i].redirected_skbs;
+		sum.redirected_bytes += v[i].redirected_bytes;
+		sum.passed_skbs += v[i].passed_skbs;
+		sum.passed_bytes += v[i].passed_bytes;
+		sum.lookup_misses += v[i].lookup_misses;
+		sum.redirect_failures += v[i].redirect_failures;
+		sum.fin_skbs += v[i].fin_skbs;
+		sum.inserted_socks += v[i].inserted_socks;
+		sum.insert_failures += v[i].insert_failures;
+	}
+	free(v);
+	fprintf(stderr, "counters redirected_skbs=%llu redirected_bytes=%llu "
+		"passed_skbs=%llu passed_bytes=%llu lookup_misses=%llu "
+		"redirect_failures=%llu userspace_bytes=%llu fin_skbs=%llu "
+		"inserted_socks=%llu insert_failures=%llu\n",
+		(unsigned long long)sum.redirected_skbs,
+		(unsigned long long)sum.redirected_bytes,
+		(unsigned long long)sum.passed_skbs,
+		(unsigned long long)sum.passed_bytes,
+		(unsigned long long)sum.lookup_misses,
+		(unsigned long long)sum.redirect_failures,
+		(unsigned long long)srv.userspace_bytes,
+		(unsigned long long)sum.fin_skbs,
+		(unsigned long long)sum.inserted_socks,
+		(unsigned long long)sum.insert_failures);
+	vlog("userspace accepted=%llu preaccept_data=%llu closed=%llu "
+	     "eagain_reads=%llu drain_timeouts=%llu\n",
+	     (unsigned long long)srv.accepted, (unsigned long long)srv.preaccept,
+	     (unsigned long long)srv.closed,
+	     (unsigned long long)srv.eagain_reads,
+	     (unsigned long long)srv.drain_timeouts);
+}
+
+/* ---- connections ----------------------------------------------------- */
+
+static void conn_set_events(struct conn *c, __u32 events)
+{
+	struct epoll_event ev = { .events = events | EPOLLET, .data.fd = c->fd };
+
+	if (c->events != ev.events &&
+	    epoll_ctl(srv.epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
+		c->events = ev.events;
+}
+
+static void resume_accepting(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = srv.lfd };
+
+	if (!srv.accept_paused)
+		return;
+	if (epoll_ctl(srv.epfd, EPOLL_CTL_MOD, srv.lfd, &ev) == 0)
+		srv.accept_paused = false;
+}
+
+static void drain_unlink(struct conn *c)
+{
+	if (c->drain_prev)
+		c->drain_prev->drain_next = c->drain_next;
+	else if (srv.draining == c)
+		srv.draining = c->drain_next;
+	if (c->drain_next)
+		c->drain_next->drain_prev = c->drain_prev;
+	c->drain_prev = c->drain_next = NULL;
+}
+
+/* Closing the socket also takes it out of the SOCKHASH. */
+static void conn_close(struct conn *c)
+{
+	drain_unlink(c);
+	srv.conns[c->fd] = NULL;
+	close(c->fd);
+	free(c->pend);
+	free(c);
+	srv.closed++;
+	resume_accepting();
+}
+
+/* Send what the socket takes; keep the rest for the next EPOLLOUT. */
+static int conn_send(struct conn *c, const char *data, size_t len)
+{
+	ssize_t n;
+	char *p;
+
+	while (len) {
+		n = send(c->fd, data, len, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				return -errno;
+			break;
+		}
+		srv.userspace_bytes += n;
+		data += n;
+		len -= n;
+	}
+	if (!len)
+		return 0;
+	p = malloc(len);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, data, len);
+	c->pend = p;
+	c->pend_off = 0;
+	c->pend_len = len;
+	conn_set_events(c, EPOLLOUT);	/* and stop reading meanwhile */
+	return 0;
+}
+
+/* 0 once nothing is pending, -EAGAIN while the socket is full. */
+static int conn_flush(struct conn *c)
+{
+	ssize_t n;
+
+	while (c->pend_len) {
+		n = send(c->fd, c->pend + c->pend_off, c->pend_len, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		srv.userspace_bytes += n;
+		c->pend_off += n;
+		c->pend_len -= n;
+	}
+	free(c->pend);
+	c->pend = NULL;
+	c->pend_off = 0;
+	conn_set_events(c, c->eof ? 0 : EPOLLIN);
+	return 0;
+}
+
+/* After the client's FIN: done once every byte it sent was echoed and
+ * acknowledged; the kernel's redirect queue may still hold some.
+ */
+static bool conn_drained(struct conn *c)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (c->pend_len)
+		return false;
+	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+		return true;
+	/* bytes_received counts the FIN's sequence number too. */
+	if (ti.tcpi_bytes_acked + 1 >= ti.tcpi_bytes_received)
+		return true;
+	if (ti.tcpi_bytes_acked != c->acked) {
+		c->acked = ti.tcpi_bytes_acked;
+		c->drain_deadline = now_ms() + DRAIN_IDLE_MS;
+	}
+	return false;
+}
+
+static void conn_start_drain(struct conn *c)
+{
+	c->eof = true;
+	conn_set_events(c, 0);
+	if (conn_drained(c)) {
+		conn_close(c);
+		return;
+	}
+	c->drain_deadline = now_ms() + DRAIN_IDLE_MS;
+	c->drain_next = srv.draining;
+	if (srv.draining)
+		srv.draining->drain_prev = c;
+	srv.draining = c;
+}
+
+static void check_draining(void)
+{
+	struct conn *c = srv.draining, *next;
+	long long now = now_ms();
+
+	for (; c; c = next) {
+		next = c->drain_next;
+		if (conn_drained(c)) {
+			conn_close(c);
+		} else if (now > c->drain_deadline) {
+			vlog("fd %d: peer half-closed and stopped reading, closing\n",
+			     c->fd);
+			srv.drain_timeouts++;
+			conn_close(c);
+		}
+	}
+}
+
+/* Edge-triggered: read until EAGAIN, unless the echo backs up. */
+static void conn_readable(struct conn *c)
+{
+	static char buf[READ_BUF];
+	bool got = false;
+	ssize_t n;
+
+	for (;;) {
+		n = recv(c->fd, buf, sizeof(buf), 0);
+		if (n > 0) {
+			got = true;
+			if (conn_send(c, buf, n)) {
+				conn_close(c);
+				return;
+			}
+			if (c->pend_len)
+				return;	/* read on once EPOLLOUT flushed it */
+			continue;
+		}
+		if (n == 0) {
+			conn_start_drain(c);
+			return;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN) {
+			/* Nothing for us: the kernel redirected it (this very
+			 * recv() makes it do so for data that came before accept).
+			 */
+			if (!got)
+				srv.eagain_reads++;
+			return;
+		}
+		conn_close(c);	/* ECONNRESET and friends */
+		return;
+	}
+}
+
+static void conn_event(int fd, __u32 events)
+{
+	struct conn *c = fd < srv.nconns_max ? srv.conns[fd] : NULL;
+	int err;
+
+	if (!c)
+		return;
+	if (events & (EPOLLERR | EPOLLHUP)) {
+		conn_close(c);
+		return;
+	}
+	if (c->pend_len) {
+		err = conn_flush(c);
+		if (err == -EAGAIN)
+			return;
+		if (err) {
+			conn_close(c);
+			return;
+		}
+	}
+	if (c->eof) {
+		if (conn_drained(c))
+			conn_close(c);
+		return;
+	}
+	conn_readable(c);
+}
+
+/* -v statistics: did the client's data arrive before we accepted? */
+static void count_preaccept_data(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (!getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) &&
+	    ti.tcpi_bytes_received)
+		srv.preaccept++;
+}
+
+static void accept_connections(void)
+{
+	/* Edge-triggered: after pre-accept data the kernel can leave the
+	 * socket looking readable forever (README, "Kernel behaviour"), and a
+	 * level-triggered loop would spin on EAGAIN.
+	 */
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+	int one = 1, i, fd;
+	struct conn *c;
+
+	for (i = 0; i < ACCEPTS_PER_EVENT; i++) {
+		fd = accept4(srv.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM) {
+				/* Leave them in the backlog until an fd frees up. */
+				struct epoll_event off = { .events = 0, .data.fd = srv.lfd };
+
+				vlog("accept: %s, pausing\n", strerror(errno));
+				if (epoll_ctl(srv.epfd, EPOLL_CTL_MOD, srv.lfd, &off) == 0) {
+					srv.accept_paused = true;
+					srv.accept_resume = now_ms() + ACCEPT_PAUSE_MS;
+				}
+				return;
+			}
+			continue;	/* ECONNABORTED: the client already left */
+		}
+		if (fd >= srv.nconns_max) {
+			close(fd);
+			continue;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		c->events = ev.events;
+		ev.data.fd = fd;
+		if (epoll_ctl(srv.epfd, EPOLL_CTL_ADD, fd, &ev)) {
+			close(fd);
+			free(c);
+			continue;
+		}
+		srv.conns[fd] = c;
+		srv.accepted++;
+		if (env.verbose)
+			count_preaccept_data(fd);
+	}
+}
+
+/* ---- setup ----------------------------------------------------------- */
+
+static void set_buf(int fd, int force_opt, int opt, long bytes, const char *name)
+{
+	int v = bytes;
+
+	if (!bytes)
+		return;
+	/* *BUFFORCE (CAP_NET_ADMIN) is not capped by net.core.[rw]mem_max. */
+	if (setsockopt(fd, SOL_SOCKET, force_opt, &v, sizeof(v)) &&
+	    setsockopt(fd, SOL_SOCKET, opt, &v, sizeof(v)))
+		fprintf(stderr, "ebpf-echo-server: setting %s to %ld: %s\n",
+			name, bytes, strerror(errno));
+}
+
+static int open_listener(void)
+{
+	struct sockaddr_in addr = {
+		.sin_family = AF_INET,
+		.sin_port = htons(env.port),
+		.sin_addr.s_addr = htonl(INADDR_ANY),
+	};
+	int fd, one = 1, err;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		err = -errno;
+		fprintf(stderr, "ebpf-echo-server: socket: %s\n", strerror(-err));
+		return err;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* Accepted sockets inherit these; RCVBUF must be set before listen()
+	 * to size the window scale.
+	 */
+	set_buf(fd, SO_SNDBUFFORCE, SO_SNDBUF, env.sndbuf, "SO_SNDBUF");
+	set_buf(fd, SO_RCVBUFFORCE, SO_RCVBUF, env.rcvbuf, "SO_RCVBUF");
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		err = -errno;
+		if (err == -EADDRINUSE)
+			fprintf(stderr, "ebpf-echo-server: port %d is busy (another "
+				"server is listening on it); stop that server "
+				"(see: ss -ltnp 'sport = :%d') or choose another "
+				"port with -p\n", env.port, env.port);
+		else
+			fprintf(stderr, "ebpf-echo-server: bind to port %d: %s\n",
+				env.port, strerror(-err));
+		close(fd);
+		return err;
+	}
+	if (listen(fd, env.backlog)) {
+		err = -errno;
+		fprintf(stderr, "ebpf-echo-server: listen: %s\n", strerror(-err));
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Checks whose failure has a clear cause and a clear remedy, in order. */
+static int check_environment(char *cg_mount, size_t size)
+{
+	struct stat st;
+	int err;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "ebpf-echo-server: must run as root: loading BPF "
+			"programs and creating a cgroup need CAP_BPF, "
+			"CAP_NET_ADMIN and CAP_SYS_ADMIN; run it with sudo\n");
+		return -EPERM;
+	}
+	if (stat(env.btf_path, &st)) {
+		fprintf(stderr, "ebpf-echo-server: no kernel BTF at %s (%s): CO-RE "
+			"needs a kernel built with CONFIG_DEBUG_INFO_BTF=y; boot "
+			"such a kernel or pass its BTF with --btf FILE\n",
+			env.btf_path, strerror(errno));
+		return -ENOENT;
+	}
+	err = find_cgroup2_mount(cg_mount, size);
+	if (err)
+		cg_mount[0] = '\0';
+	if (env.cgroup_root) {
+		snprintf(cg_parent, sizeof(cg_parent), "%s", env.cgroup_root);
+	} else if (!err) {
+		snprintf(cg_parent, sizeof(cg_parent), "%s", cg_mount);
+	} else {
+		fprintf(stderr, "ebpf-echo-server: no cgroup v2 mount in "
+			"/proc/self/mountinfo: sock_ops attaches to a cgroup v2 "
+			"directory; mount one (mkdir -p /sys/fs/cgroup/unified && "
+			"mount -t cgroup2 none /sys/fs/cgroup/unified) or pass "
+			"--cgroup-root DIR\n");
+		return -ENOENT;
+	}
+	if (!is_cgroup2_dir(cg_parent)) {
+		fprintf(stderr, "ebpf-echo-server: %s is not a cgroup v2 directory: "
+			"pass --cgroup-root with a directory of a cgroup2 mount "
+			"(see: grep cgroup2 /proc/self/mountinfo)\n", cg_parent);
+		return -ENOTDIR;
+	}
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_SOCKHASH, NULL) != 1 ||
+	    libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SK_SKB, NULL) != 1 ||
+	    libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SOCK_OPS, NULL) != 1) {
+		fprintf(stderr, "ebpf-echo-server: this kernel lacks SOCKHASH maps, "
+			"sk_skb or sock_ops programs (needs CONFIG_BPF_SYSCALL, "
+			"CONFIG_BPF_STREAM_PARSER, CONFIG_CGROUP_BPF); use the "
+			"'user' server instead\n");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static int setup_signals(void)
+{
+	sigset_t mask;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL))
+		return -errno;
+	srv.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	return srv.sigfd < 0 ? -errno : 0;
+}
+
+/* Up to the hard limit: each connection is an fd. */
+static int raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -errno;
+	if (rl.rlim_cur < rl.rlim_max) {
+		vlog("raising RLIMIT_NOFILE from %llu to %llu\n",
+		     (unsigned long long)rl.rlim_cur,
+		     (unsigned long long)rl.rlim_max);
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	srv.nconns_max = rl.rlim_cur > (1 << 20) ? 1 << 20 : rl.rlim_cur;
+	srv.conns = calloc(srv.nconns_max, sizeof(*srv.conns));
+	return srv.conns ? 0 : -ENOMEM;
+}
+
+/* Returns false when asked to stop. */
+static bool handle_signals(struct echo_bpf *skel)
+{
+	struct signalfd_siginfo si;
+	bool stop = false;
+
+	while (read(srv.sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGUSR1)
+			print_counters(skel);
+		else
+			stop = true;
+	}
+	return !stop;
+}
+
+static int serve(struct echo_bpf *skel)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, events[MAX_EVENTS];
+	int n, i, timeout;
+
+	srv.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (srv.epfd < 0)
+		return -errno;
+	ev.data.fd = srv.lfd;
+	if (epoll_ctl(srv.epfd, EPOLL_CTL_ADD, srv.lfd, &ev))
+		return -errno;
+	ev.data.fd = srv.sigfd;
+	if (epoll_ctl(srv.epfd, EPOLL_CTL_ADD, srv.sigfd, &ev))
+		return -errno;
+
+	for (;;) {
+		timeout = srv.draining || srv.accept_paused ? TICK_MS : -1;
+		n = epoll_wait(srv.epfd, events, MAX_EVENTS, timeout);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (i = 0; i < n; i++) {
+			int fd = events[i].data.fd;
+
+			if (fd == srv.sigfd) {
+				if (!handle_signals(skel))
+					return 0;
+			} else if (fd == srv.lfd) {
+				accept_connections();
+			} else {
+				conn_event(fd, events[i].events);
+			}
+		}
+		if (srv.draining)
+			check_draining();
+		if (srv.accept_paused && now_ms() >= srv.accept_resume)
+			resume_accepting();
+	}
+}
+
+int main(int argc, char **argv)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
+	struct bpf_link *link = NULL;
+	struct echo_bpf *skel = NULL;
+	char cg_mount[PATH_MAX];
+	int cg_fd = -1, err, fd;
+
+	if (parse_args(argc, argv))
+		return 2;
+	libbpf_set_print(libbpf_print_fn);
+
+	err = check_environment(cg_mount, sizeof(cg_mount));
+	if (err)
+		return 1;
+	if (cg_mount[0])
+		remember_own_cgroup(cg_mount);
+	err = raise_fd_limit();
+	if (!err)
+		err = setup_signals();
+	if (err) {
+		fprintf(stderr, "ebpf-echo-server: setup: %s\n", strerror(-err));
+		return 1;
+	}
+
+	open_opts.btf_custom_path = env.btf_path;
+	skel = echo_bpf__open_opts(&open_opts);
+	if (!skel) {
+		err = -errno;
+		fprintf(stderr, "ebpf-echo-server: opening the BPF object failed: %s "
+			"(run with -v for libbpf's log)\n", strerror(-err));
+		goto cleanup;
+	}
+	skel->rodata->server_port = env.port;
+
+	err = echo_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "ebpf-echo-server: loading the BPF programs failed: "
+			"%s; the verifier or the kernel rejected them (run with "
+			"-v for the verifier log)\n", strerror(-err));
+		goto cleanup;
+	}
+
+	/* Verdict first: a socket takes the map's programs when it is added. */
+	err = bpf_prog_attach(bpf_program__fd(skel->progs.echo_verdict),
+			      bpf_map__fd(skel->maps.echo_socks),
+			      BPF_SK_SKB_STREAM_VERDICT, 0);
+	if (err) {
+		err = -errno;
+		fprintf(stderr, "ebpf-echo-server: attaching the stream verdict to "
+			"the SOCKHASH failed: %s\n", strerror(-err));
+		goto cleanup;
+	}
+
+	/* Our own cgroup, joined before the listener exists: the listener and
+	 * the sockets it accepts belong to it, and nothing else on the box does.
+	 */
+	cg_fd = cgroup_enter();
+	if (cg_fd < 0) {
+		err = cg_fd;
+		goto cleanup;
+	}
+	link = bpf_program__attach_cgroup(skel->progs.echo_sockops, cg_fd);
+	if (!link) {
+		err = -errno;
+		fprintf(stderr, "ebpf-echo-server: attaching sock_ops to cgroup %s "
+			"failed: %s\n", cg_path, strerror(-err));
+		goto cleanup;
+	}
+
+	fd = open_listener();
+	if (fd < 0) {
+		err = fd;
+		goto cleanup;
+	}
+	srv.lfd = fd;
+	printf("listening on port %d (cgroup %s)\n", env.port, cg_path);
+	fflush(stdout);
+
+	err = serve(skel);
+	if (err)
+		fprintf(stderr, "ebpf-echo-server: event loop: %s\n", strerror(-err));
+
+cleanup:
+	if (srv.conns) {
+		for (fd = 0; fd < srv.nconns_max; fd++)
+			if (srv.conns[fd])
+				conn_close(srv.conns[fd]);
+	}
+	if (srv.lfd >= 0) {
+		close(srv.lfd);
+		print_counters(skel);
+	}
+	if (srv.epfd >= 0)
+		close(srv.epfd);
+	bpf_link__destroy(link);
+	echo_bpf__destroy(skel);
+	if (cg_fd >= 0)
+		close(cg_fd);
+	cgroup_leave();
+	free(srv.conns);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Kernel side of the ebpf echo server.
+ *
+ * sock_ops puts the server's accepted sockets into a SOCKHASH; the
+ * sk_skb stream_verdict program then sends every received skb straight
+ * back out of the socket it arrived on. Whatever cannot be redirected is
+ * passed up to the socket's receive queue, where userspace echoes it.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "echo.h"
+
+#define AF_INET 2
+
+/* Set by the loader in skel->rodata before load. */
+const volatile __u32 server_port = 12345;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SOCKHASH);
+	__uint(max_entries, ECHO_MAX_SOCKS);
+	__type(key, struct echo_key);
+	__type(value, __u64);	/* 8 bytes: bpftool can dump it (cookie) */
+} echo_socks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct echo_counters);
+} echo_counters SEC(".maps");
+
+static __always_inline struct echo_counters *counters(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&echo_counters, &zero);
+}
+
+SEC("sockops")
+int echo_sockops(struct bpf_sock_ops *skops)
+{
+	struct echo_counters *c;
+	struct echo_key key = {};
+
+	/* Only the server's side of a connection, once the handshake is done:
+	 * client sockets would drag their own receive path through sockmap.
+	 */
+	if (skops->op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
+		return 1;
+	if (skops->family != AF_INET || skops->local_port != server_port)
+		return 1;
+
+	key.local_ip4 = skops->local_ip4;
+	key.remote_ip4 = skops->remote_ip4;
+	key.local_port = skops->local_port;
+	key.remote_port = bpf_ntohl(skops->remote_port);
+
+	c = counters();
+	if (bpf_sock_hash_update(skops, &echo_socks, &key, BPF_NOEXIST)) {
+		/* Not in the map: all its data reaches userspace, which echoes it. */
+		if (c)
+			c->insert_failures++;
+		return 1;
+	}
+	if (c)
+		c->inserted_socks++;
+	return 1;
+}
+
+SEC("sk_skb/stream_verdict")
+int echo_verdict(struct __sk_buff *skb)
+{
+	struct echo_counters *c = counters();
+	struct echo_key key = {};
+	struct bpf_sock *sk;
+	__u32 len = skb->len;
+
+	if (!c)
+		return SK_PASS;
+
+	/* FIN arrives as a zero-length skb: let userspace see the EOF. */
+	if (len == 0) {
+		c->fin_skbs++;
+		return SK_PASS;
+	}
+
+	key.local_ip4 = skb->local_ip4;
+	key.remote_ip4 = skb->remote_ip4;
+	key.local_port = skb->local_port;
+	key.remote_port = bpf_ntohl(skb->remote_port);
+
+	sk = bpf_map_lookup_elem(&echo_socks, &key);
+	if (!sk) {
+		c->lookup_misses++;
+		goto pass;
+	}
+	bpf_sk_release(sk);
+
+	/* flags 0: out of the socket's egress, i.e. back to the client. */
+	if (bpf_sk_redirect_hash(skb, &echo_socks, &key, 0) != SK_PASS) {
+		c->redirect_failures++;
+		goto pass;
+	}
+	c->redirected_skbs++;
+	c->redirected_bytes += len;
+	return SK_PASS;
+
+pass:
+	/* Never SK_DROP: userspace reads and echoes what we could not. */
+	c->passed_skbs++;
+	c->passed_bytes += len;
+	return SK_PASS;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* What echo.bpf.c and ebpf-echo-server.c share. Needs __u32/__u64 first
+ * (vmlinux.h on the BPF side, <linux/types.h> in userspace).
+ */
+#ifndef __ECHO_H
+#define __ECHO_H
+
+/* Sockets the SOCKHASH can hold: above RLIMIT_NOFILE on our machines. */
+#define ECHO_MAX_SOCKS	65536
+
+/* SOCKHASH key: the IPv4 4-tuple as the socket itself sees it.
+ * Ports in host byte order, addresses in network byte order.
+ */
+struct echo_key {
+	__u32 local_ip4;
+	__u32 remote_ip4;
+	__u32 local_port;
+	__u32 remote_port;
+};
+
+/* One slot of the PERCPU_ARRAY; userspace sums it over the CPUs. */
+struct echo_counters {
+	__u64 redirected_skbs;		/* sent back out by the kernel */
+	__u64 redirected_bytes;
+	__u64 passed_skbs;		/* data handed to userspace instead */
+	__u64 passed_bytes;
+	__u64 lookup_misses;		/* socket not found in the SOCKHASH */
+	__u64 redirect_failures;	/* found, but bpf_sk_redirect_hash failed */
+	__u64 fin_skbs;			/* zero-length skbs (FIN), passed */
+	__u64 inserted_socks;		/* sock_ops: server sockets added */
+	__u64 insert_failures;		/* sock_ops: bpf_sock_hash_update failed */
+};
+
+#endif /* __ECHO_H */

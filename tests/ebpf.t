@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The sockmap server: correctness under load, the kernel path really taken,
+# nothing left behind, nobody else's sockets touched, clear errors.
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+need_root_or_skip_all
+
+SERVER=$ROOT/ebpf-echo/ebpf-echo-server
+LOG=/run/echolab/server.log
+PIDS=()
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	"$RUN" stop >/dev/null 2>&1
+}
+trap cleanup EXIT
+
+bench_ok() {
+	local name=$1 out
+	shift
+	out=$(bounded 180 "$BENCH" -p "$PORT" -q -o /dev/null "$@")
+	ok $? "$name: exit 0"
+	is "$(field "$out" failed)" 0 "$name: failed=0"
+	[[ $(field "$out" failed) == 0 ]] || diag "$out"
+}
+
+server_pid() { cat /run/echolab/pid 2>/dev/null; }
+
+# counters KEY: one value from the server's counters line (via SIGUSR1).
+counters_line() {
+	kill -USR1 "$(server_pid)"
+	sleep 0.3
+	grep '^counters ' "$LOG" | tail -n1
+}
+
+cgroup2=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") break }
+	$(i + 1) == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+CG=$cgroup2/ebpf-echo-$PORT
+
+# nothing_left NAME: no program, attachment, cgroup or listener of ours.
+nothing_left() {
+	local name=$1
+	bpftool prog show | grep -qE 'name (echo_sockops|echo_verdict) '
+	ok $((!$?)) "$name: no echo_sockops/echo_verdict in bpftool prog show"
+	bpftool cgroup tree 2>/dev/null | grep -q echo_sockops
+	ok $((!$?)) "$name: no cgroup attachment in bpftool cgroup tree"
+	[[ ! -d $CG ]]
+	ok $? "$name: cgroup $CG removed"
+	port_free "$PORT"
+	ok $? "$name: port $PORT free"
+}
+
+if [[ ! -r /sys/kernel/btf/vmlinux || -z $cgroup2 ]]; then
+	echo "1..0 # SKIP this kernel has no BTF or no cgroup v2 mount"
+	exit 0
+fi
+
+plan 54
+
+"$RUN" ebpf >/dev/null
+ok $? "ebpf/start: run.sh ebpf"
+[[ -d $CG ]] && grep -qx "$(server_pid)" "$CG/cgroup.procs"
+ok $? "ebpf/start: the server runs in its own cgroup $CG"
+bpftool cgroup show "$CG" | grep -q echo_sockops
+ok $? "ebpf/start: sock_ops attached to that cgroup"
+[[ $(bpftool cgroup show "$cgroup2" | grep -c sock_ops) -eq 0 ]]
+ok $? "ebpf/start: nothing attached to the root cgroup"
+
+for i in 1 2 3 4 5; do
+	out=$(bounded 180 "$BENCH" -t 1000 -r 10 -p "$PORT" -q -o /dev/null)
+	is "$(field "$out" samples)/$(field "$out" failed)" 10000/0 "ebpf/t1000-r10 run $i: 10000 samples, failed=0"
+done
+
+# 10,000 messages on one connection: almost every byte must take the
+# kernel's redirect, not the userspace fallback.
+before=$(counters_line)
+bench_ok "ebpf/one-connection-10000" -t 1 -r 1 -m 10000
+after=$(counters_line)
+kernel=$(($(field "$after" redirected_bytes) - $(field "$before" redirected_bytes)))
+user=$(($(field "$after" userspace_bytes) - $(field "$before" userspace_bytes)))
+diag "kernel redirect: $kernel bytes, userspace fallback: $user bytes"
+((kernel > 0 && 100 * kernel >= 99 * (kernel + user)))
+ok $? "ebpf/one-connection-10000: >= 99% of bytes echoed by the kernel ($kernel of $((kernel + user)))"
+
+bench_ok "ebpf/1MiB" -t 1 -r 1 -s 1048576
+bench_ok "ebpf/1MiB-x8" -t 8 -r 2 -s 1048576
+bench_ok "ebpf/1-byte" -t 10 -r 5 -s 1
+
+"$PROBE" reset "$PORT" 1048576
+ok $? "ebpf/reset: client resets mid-message"
+"$PROBE" reset "$PORT" 100
+kill -0 "$(server_pid)"
+ok $? "ebpf/reset: server still running"
+bench_ok "ebpf/reset: still serving" -t 10 -r 2
+"$PROBE" halfclose "$PORT" 65536
+ok $? "ebpf/half-close: 64 KiB echoed, then EOF"
+"$PROBE" halfclose "$PORT" 1
+ok $? "ebpf/half-close: 1 byte echoed, then EOF"
+bench_ok "ebpf/half-close: still serving" -t 10 -r 2
+
+# A bystander in the server's own cgroup, on another port: its sockets must
+# never enter the map, while its connection to our port must.
+(
+	echo "$BASHPID" >"$CG/cgroup.procs"
+	"$PROBE" mute "$SPARE_PORT" 5 >/dev/null &
+	sleep 0.3
+	"$PROBE" hold "$SPARE_PORT" 2 4 >/dev/null &
+	"$PROBE" hold "$PORT" 1 4 >/dev/null &
+	wait
+) &
+PIDS+=($!)
+sleep 1.5
+# Keys: local_ip4, remote_ip4, local_port, remote_port (u32, host order).
+spare=0 ours=0
+while read -ra f; do
+	[[ ${f[0]} == key: ]] || continue
+	p=$((16#${f[10]}${f[9]}))	# local_port, little-endian
+	((p == SPARE_PORT)) && spare=$((spare + 1))
+	((p == PORT)) && ours=$((ours + 1))
+done < <(bpftool map dump name echo_socks)
+is "$spare" 0 "ebpf/bystander: no socket of port $SPARE_PORT in the map"
+((ours >= 1))
+ok $? "ebpf/bystander: its connection to port $PORT is in the map ($ours)"
+wait "${PIDS[@]}" 2>/dev/null
+PIDS=()
+
+# kill -9: the kernel drops programs and attachments with the process.
+"$PROBE" hold "$PORT" 5 3 >/dev/null &
+PIDS+=($!)
+sleep 0.5
+kill -9 "$(server_pid)"
+sleep 0.5
+bpftool prog show | grep -qE 'name (echo_sockops|echo_verdict) '
+ok $((!$?)) "ebpf/kill-9: programs gone with the process"
+bpftool cgroup tree 2>/dev/null | grep -q echo_sockops
+ok $((!$?)) "ebpf/kill-9: attachment gone with the process"
+"$RUN" stop >/dev/null
+ok $? "ebpf/kill-9: run.sh stop verifies the cleanup"
+nothing_left "ebpf/kill-9"
+"$RUN" ebpf >/dev/null
+ok $? "ebpf/kill-9: immediate restart"
+bench_ok "ebpf/kill-9: restarted server serves" -t 10 -r 2
+kill "${PIDS[@]}" 2>/dev/null
+PIDS=()
+
+"$RUN" stop >/dev/null
+ok $? "ebpf/stop: exit 0"
+nothing_left "ebpf/stop"
+
+# Errors: each with its message and a non-zero exit.
+expect_error() {
+	local name=$1 re=$2 out rc
+	shift 2
+	out=$(bounded 20 "$@" 2>&1)
+	rc=$?
+	((rc != 0 && rc != 124))
+	ok $? "ebpf/errors/$name: non-zero exit ($rc)"
+	like "$out" "$re" "ebpf/errors/$name: says what failed"
+}
+if command -v setpriv >/dev/null; then
+	expect_error not-root "must run as root" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$SERVER" -p "$SPARE_PORT"
+else
+	skip "ebpf/errors/not-root: non-zero exit" "setpriv is not installed"
+	skip "ebpf/errors/not-root: says what failed" "setpriv is not installed"
+fi
+expect_error no-btf "no kernel BTF" "$SERVER" -p "$SPARE_PORT" --btf /nonexistent
+expect_error no-cgroup2 "not a cgroup v2 directory" "$SERVER" -p "$SPARE_PORT" --cgroup-root /tmp
+"$PROBE" mute "$SPARE_PORT" 10 >/dev/null &
+PIDS+=($!)
+sleep 0.3
+expect_error busy-port "port $SPARE_PORT is busy" "$SERVER" -p "$SPARE_PORT"
+kill "${PIDS[@]}" 2>/dev/null
+PIDS=()
+skip "ebpf/errors/no-sockmap: non-zero exit" "this kernel has SOCKHASH and sk_skb; the libbpf probe path cannot be forced"
+out=$("$SERVER" --bogus 2>&1)
+is $? 2 "ebpf/errors/bad-flag: exit 2"
+[[ ! -d $cgroup2/ebpf-echo-$SPARE_PORT ]]
+ok $? "ebpf/errors: failed starts leave no cgroup behind"
+
+done_testing
