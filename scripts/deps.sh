@@ -38,6 +38,22 @@ missing_packages() {
 	done
 }
 
+# Ubuntu ships bpftool inside linux-tools, not as a package of its own.
+available() {
+	local pkg
+	for pkg in "$@"; do
+		if apt-cache show "$pkg" >/dev/null 2>&1; then
+			echo "$pkg"
+		elif [[ $pkg == bpftool ]]; then
+			echo "deps: no 'bpftool' package here; using linux-tools-common and linux-tools-$(uname -r)" >&2
+			echo linux-tools-common
+			echo "linux-tools-$(uname -r)"
+		else
+			echo "deps: warning: no package '$pkg' in the apt sources; skipping it" >&2
+		fi
+	done
+}
+
 main() {
 	local missing
 	command -v apt-get >/dev/null ||
@@ -52,6 +68,7 @@ main() {
 	echo "deps: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q
+	mapfile -t missing < <(available "${missing[@]}")
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
 	echo "deps: done"
 }
