@@ -737,7 +737,7 @@ static void resolve_server(void)
 		.ai_socktype = SOCK_STREAM,
 		.ai_flags = AI_NUMERICSERV,
 	};
-	struct addrinfo *res;
+	struct addrinfo *res, *ai;
 	char port[8];
 	int err;
 
@@ -746,8 +746,14 @@ static void resolve_server(void)
 	if (err)
 		usage_error("--host: cannot resolve '%s': %s", cfg.host,
 			    gai_strerror(err));
-	memcpy(&server_addr, res->ai_addr, res->ai_addrlen);
-	server_addrlen = res->ai_addrlen;
+	/* The servers listen on IPv4: prefer it when a name has both. */
+	for (ai = res; ai; ai = ai->ai_next)
+		if (ai->ai_family == AF_INET)
+			break;
+	if (!ai)
+		ai = res;
+	memcpy(&server_addr, ai->ai_addr, ai->ai_addrlen);
+	server_addrlen = ai->ai_addrlen;
 	freeaddrinfo(res);
 }
 
