@@ -168,6 +168,8 @@ static void usage(FILE *f)
 "  -T, --timeout MS    connect/send/receive timeout (default 5000)\n"
 "  -q, --quiet         print only the summary line\n"
 "      --meta K=V      add a '# K=V' metadata line to the file (repeatable)\n"
+"      --summarize FILE...  print the summary line of raw files (samples\n"
+"                      pooled) instead of running; nothing is sent\n"
 "  -h, --help          this text\n"
 "\n"
 "Output: one row per sample, 'thread round connect_us rtt_us status',\n"
@@ -631,6 +633,106 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* ---- summaries ---------------------------------------------------- */
+
+/* The one line scripts parse: keep its keys and their order. */
+static void print_summary(const char *label, unsigned int threads,
+			  unsigned int rounds, uint64_t samples, size_t ok,
+			  uint64_t failed, const struct stats *st, double rps)
+{
+	printf("summary label=%s threads=%u rounds=%u samples=%llu ok=%zu "
+	       "failed=%llu p50_us=%.1f p90_us=%.1f p99_us=%.1f "
+	       "p999_us=%.1f max_us=%.1f mean_us=%.1f sd_us=%.1f rps=%.0f\n",
+	       label, threads, rounds, (unsigned long long)samples, ok,
+	       (unsigned long long)failed, st->p50, st->p90, st->p99,
+	       st->p999, st->max, st->mean, st->sd, rps);
+}
+
+/*
+ * --summarize FILE...: the summary line of raw files, samples pooled (the
+ * repetitions of one server, say), rps over their summed elapsed time.
+ * Reads only the files; used by run.sh compare and the plots.
+ */
+static int summarize(int nfiles, char **files)
+{
+	unsigned int threads = 0, rounds = 0;
+	uint64_t samples = 0, failed = 0;
+	double *v = NULL, elapsed = 0.0;
+	size_t n = 0, cap = 0, len = 0;
+	char label[64] = "", *line = NULL;
+	struct stats st;
+	int i;
+
+	for (i = 0; i < nfiles; i++) {
+		FILE *f = fopen(files[i], "r");
+		ssize_t got;
+
+		if (!f) {
+			fprintf(stderr, "%s: cannot read '%s': %s\n", prog,
+				files[i], strerror(errno));
+			return 2;
+		}
+		while ((got = getline(&line, &len, f)) > 0) {
+			char *cols[5], *p = line, status[16];
+			int c;
+
+			line[strcspn(line, "\n")] = '\0';
+			if (line[0] == '#') {
+				char l[64];
+
+				if (sscanf(line, "# label=%63s", l) == 1) {
+					if (label[0] && strcmp(label, l)) {
+						fprintf(stderr, "%s: '%s' is of server '%s', not '%s': summarize one server at a time\n",
+							prog, files[i], l, label);
+						fclose(f);
+						return 2;
+					}
+					strcpy(label, l);
+				}
+				sscanf(line, "# threads=%u", &threads);
+				sscanf(line, "# rounds=%u", &rounds);
+				if (!strncmp(line, "# elapsed_s=", 12))
+					elapsed += strtod(line + 12, NULL);
+				continue;
+			}
+			for (c = 0; c < 5 && p; c++)
+				cols[c] = strsep(&p, "\t");
+			if (c < 5 || !cols[4]) {
+				fprintf(stderr, "%s: '%s': not a bench raw file (row '%s')\n",
+					prog, files[i], line);
+				fclose(f);
+				return 2;
+			}
+			snprintf(status, sizeof(status), "%s", cols[4]);
+			samples++;
+			if (strcmp(status, "ok")) {
+				failed++;
+				continue;
+			}
+			if (n == cap) {
+				double *nv;
+
+				cap = cap ? cap * 2 : 4096;
+				nv = realloc(v, cap * sizeof(*v));
+				if (!nv) {
+					fprintf(stderr, "%s: out of memory\n", prog);
+					fclose(f);
+					return 1;
+				}
+				v = nv;
+			}
+			v[n++] = strtod(cols[3], NULL);
+		}
+		fclose(f);
+	}
+	free(line);
+	stats_compute(v, n, &st);
+	print_summary(label[0] ? label : "unknown", threads, rounds, samples,
+		      n, failed, &st, elapsed > 0 ? (double)n / elapsed : 0.0);
+	free(v);
+	return 0;
+}
+
 /* ---- setup ------------------------------------------------------------ */
 
 static void parse_args(int argc, char **argv)
@@ -648,10 +750,11 @@ static void parse_args(int argc, char **argv)
 		{ "timeout",  required_argument, NULL, 'T' },
 		{ "quiet",    no_argument,       NULL, 'q' },
 		{ "meta",     required_argument, NULL, 'M' },
+		{ "summarize", no_argument,      NULL, 'S' },
 		{ "help",     no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool rounds_set = false, messages_set = false;
+	bool rounds_set = false, messages_set = false, summarize_mode = false;
 	int c;
 
 	opterr = 0;
@@ -710,6 +813,9 @@ static void parse_args(int argc, char **argv)
 					    sizeof(cfg.meta) / sizeof(cfg.meta[0]));
 			cfg.meta[cfg.nmeta++] = optarg;
 			break;
+		case 'S':
+			summarize_mode = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -718,6 +824,11 @@ static void parse_args(int argc, char **argv)
 		default:
 			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
+	}
+	if (summarize_mode) {
+		if (optind == argc)
+			usage_error("--summarize needs raw files");
+		exit(summarize(argc - optind, argv + optind));
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
@@ -1098,12 +1209,8 @@ int main(int argc, char **argv)
 
 	dprintf(out_fd, "# elapsed_s=%.3f\n# client_cpu_s=%.3f\n%s",
 		secs, cpu, stop ? "# interrupted=1\n" : "");
-	printf("summary label=%s threads=%u rounds=%u samples=%llu ok=%zu "
-	       "failed=%llu p50_us=%.1f p90_us=%.1f p99_us=%.1f "
-	       "p999_us=%.1f max_us=%.1f mean_us=%.1f sd_us=%.1f rps=%.0f\n",
-	       cfg.label, cfg.threads, cfg.rounds, (unsigned long long)samples,
-	       nall, (unsigned long long)failed, st.p50, st.p90, st.p99,
-	       st.p999, st.max, st.mean, st.sd, rps);
+	print_summary(cfg.label, cfg.threads, cfg.rounds, samples, nall, failed,
+		      &st, rps);
 	fflush(stdout);
 	dprintf(out_fd, "# summary label=%s samples=%llu ok=%zu failed=%llu\n",
 		cfg.label, (unsigned long long)samples, nall,
