@@ -4,7 +4,7 @@
 #   make all        build every part
 #   sudo make deps  install every package the suite needs (apt-get)
 #   sudo make check build, then run the test suite (TAP, via prove)
-#   make plots      draw the newest bench runs (results/runs) as PNG
+#   make plots      redraw the newest results dir (or RESULTS=dir) from its raw files
 #   make clean      remove what the build made
 #
 # Parts, each also buildable on its own with make -C DIR:
@@ -42,8 +42,9 @@ check:
 lint:
 	shellcheck -x run.sh .ci/run scripts/*.sh tests/*.t tests/lib.sh results/*.sh
 
-plots:
-	./results/plot.sh $(RAW)
+# RESULTS=DIR (a path, or a name under results/); default: the newest.
+plots: bench
+	./results/plot.sh $(RESULTS)
 
 clean:
 	$(MAKE) -C bench clean

@@ -21,6 +21,7 @@ usage() {
 	cat <<EOF
 Usage: sudo ./run.sh SERVER [--port N] [-- SERVER-ARGS...]
        sudo ./run.sh bench SERVER [--port N] [BENCH-ARGS...]
+       sudo ./run.sh compare [--netns | --vm] [--repeat N] [--sweep K=V,...] [BENCH-ARGS...]
        sudo ./run.sh stop
        ./run.sh status
 
@@ -30,6 +31,9 @@ Servers: ${SERVERS[*]}
                 wait until an echo round trip succeeds, print its pid and port
   bench SERVER  start SERVER, run bench/bench against it (default -t 1000
                 -r 10), print the summary and the raw file, stop SERVER
+  compare       every server this machine can run, measured alike, into
+                results/DATE-PLACE/ (raw files, summary.md, plots); see
+                './run.sh compare --help'
   stop          stop the server and check that nothing is left behind
   status        show the running server
 
@@ -347,8 +351,9 @@ run_bench() {
 		shift 2
 	fi
 	start_server "$server" "$port"
-	mkdir -p "$ROOT/results/runs"
-	out=$ROOT/results/runs/$(date +%Y%m%d-%H%M%S)-$server.tsv
+	out=$ROOT/results/runs/$(date +%Y%m%d-%H%M%S)-$server
+	mkdir -p "$out"
+	out=$out/$server-1.tsv
 	say "bench against $server: ${*:--t 1000 -r 10}"
 	# Defaults first: flags given later on the command line win.
 	"$BENCH" -t 1000 -r 10 -p "$port" -l "$server" -o "$out" \
@@ -375,6 +380,16 @@ main() {
 	status)
 		(($# == 0)) || usage_error "status takes no arguments"
 		show_status
+		;;
+	compare)
+		exec "$ROOT/scripts/compare.sh" "$@"
+		;;
+	servers) # for scripts: the servers, in order
+		printf '%s\n' "${SERVERS[@]}"
+		;;
+	why-not) # for scripts: why SERVER cannot run at PLACE, or nothing
+		is_server "${1:-}" || usage_error "why-not: unknown server '${1:-}'"
+		server_unavailable "$1" "${2:-native}"
 		;;
 	bench)
 		server=${1:-}

@@ -1207,7 +1207,7 @@ int main(int argc, char **argv)
 	rps = secs > 0 ? (double)nall / secs : 0.0;
 	cpu = cpu_seconds(&ru1) - cpu_seconds(&ru0);
 
-	dprintf(out_fd, "# elapsed_s=%.3f\n# client_cpu_s=%.3f\n%s",
+	dprintf(out_fd, "# elapsed_s=%.6f\n# client_cpu_s=%.3f\n%s",
 		secs, cpu, stop ? "# interrupted=1\n" : "");
 	print_summary(cfg.label, cfg.threads, cfg.rounds, samples, nall, failed,
 		      &st, rps);

@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# plot.sh [RAW.tsv...] - draw bench raw files; never runs anything.
+# plot.sh [DIR] - draw a results directory from its raw files alone.
 #
-# Default input: the newest run of each server in results/runs. Writes, next
-# to the first input: boxplot.png (response time per server), cdf.png, and
-# scatter-LABEL.png (thread id against response time, like kecho's study).
+# DIR holds bench raw files (*.tsv, '# label=' names the server; several
+# files of one server are its repetitions, pooled). Default: the newest
+# results directory. Writes into DIR:
+#   boxplot.png        response time per server (the study's main figure)
+#   cdf.png            response-time CDF, log axis
+#   scatter-NAME.png   thread id against response time, one per server
+#   sweep-latency.png, sweep-rps.png   when the files come from a --sweep
+# Nothing is run; the same server has the same place and colour everywhere.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH=$ROOT/bench/bench
+ORDER=(user user-bypass ebpf kecho kecho-unbound kecho-bound kecho-kthread)
 
 die() {
 	echo "plot.sh: $*" >&2
@@ -16,84 +23,212 @@ die() {
 
 meta() { sed -n "s/^# $2=//p" "$1" | head -n1; }
 
-# The newest raw file of each label in results/runs.
-newest_runs() {
-	local f label
-	declare -A seen=()
-	while IFS= read -r f; do
-		label=$(meta "$f" label)
-		[[ -n ${seen[$label]:-} ]] && continue
-		seen[$label]=1
-		echo "$f"
-	done < <(ls -1t "$ROOT"/results/runs/*.tsv 2>/dev/null)
+colour() {
+	case $1 in
+	user) echo "#1f77b4" ;;
+	user-bypass) echo "#17becf" ;;
+	ebpf) echo "#2ca02c" ;;
+	kecho | kecho-unbound) echo "#d62728" ;;
+	kecho-bound) echo "#ff7f0e" ;;
+	kecho-kthread) echo "#9467bd" ;;
+	*) echo "#7f7f7f" ;;
+	esac
+}
+
+newest_dir() {
+	local d newest=
+	for d in "$ROOT"/results/*/ "$ROOT"/results/runs/*/; do
+		[[ -d $d && $d != "$ROOT/results/runs/" ]] || continue
+		compgen -G "$d*.tsv" >/dev/null || continue
+		[[ -z $newest || $d -nt $newest ]] && newest=$d
+	done
+	echo "$newest"
+}
+
+# The servers present in DIR, in the suite's fixed order, then the rest.
+servers_in() {
+	local dir=$1 s
+	declare -A have=()
+	while read -r s; do have[$s]=1; done < <(
+		for f in "$dir"/*.tsv; do meta "$f" label; done | sort -u)
+	for s in "${ORDER[@]}"; do
+		[[ -n ${have[$s]:-} ]] && echo "$s" && unset "have[$s]"
+	done
+	for s in "${!have[@]}"; do echo "$s"; done | sort
+}
+
+files_of() {
+	local dir=$1 server=$2 f
+	for f in "$dir"/*.tsv; do
+		[[ $(meta "$f" label) == "$server" ]] && echo "$f"
+	done
+	return 0
+}
+
+# thread<TAB>rtt_us of the ok samples of some raw files.
+ok_samples() {
+	awk -F'\t' '!/^#/ && $5 == "ok" { print $1 "\t" $4 }' "$@"
+}
+
+plot_common() {
+	cat <<-GP
+		set terminal pngcairo size 960,600 noenhanced font ",10"
+		set datafile separator "\t"
+		set grid ytics
+	GP
 }
 
 main() {
-	local files=("$@") out first title labels=() i plot=""
+	local dir=${1:-} first where kernel title s i n files logy
 	command -v gnuplot >/dev/null ||
 		die "gnuplot not found: install gnuplot-nox (sudo make deps)"
-	if ((${#files[@]} == 0)); then
-		mapfile -t files < <(newest_runs)
-		((${#files[@]})) ||
-			die "no raw files in results/runs: run 'sudo ./run.sh bench user' first"
+	[[ -x $BENCH ]] || die "bench/bench is not built: run 'make bench'"
+	if [[ -n $dir && ! -d $dir && -d $ROOT/results/$dir ]]; then
+		dir=$ROOT/results/$dir	# a name under results/
 	fi
-	for i in "${!files[@]}"; do
-		[[ -r ${files[i]} ]] || die "cannot read '${files[i]}'"
-		labels+=("$(meta "${files[i]}" label)")
-	done
-	first=${files[0]}
-	out=$(dirname "$first")
-	title="$(meta "$first" where) $(meta "$first" kernel), $(meta "$first" threads) threads x $(meta "$first" rounds) rounds x $(meta "$first" messages) msgs of $(meta "$first" size) B, closed-loop client"
+	[[ -n $dir ]] || dir=$(newest_dir)
+	[[ -n $dir ]] || die "no results yet: run 'sudo ./run.sh compare' or 'sudo ./run.sh bench user'"
+	dir=${dir%/}
+	compgen -G "$dir/*.tsv" >/dev/null || die "no raw files (*.tsv) in $dir"
 
-	for i in "${!files[@]}"; do
-		plot+="'${files[i]}' using ($((i + 1))):(strcol(5) eq 'ok' ? \$4 : 1/0) with boxplot lc $((i + 1)) title '${labels[i]}', "
-	done
-	gnuplot <<-GP
-		set terminal pngcairo size 900,600 noenhanced
-		set datafile separator "\t"
-		set datafile commentschars "#"
-		set output "$out/boxplot.png"
-		set title "Response time per server\n$title"
-		set ylabel "response time (us)"
-		set logscale y
-		set style boxplot nooutliers
-		set style fill solid 0.4
-		set xtics ($(for i in "${!labels[@]}"; do printf "'%s' %d, " "${labels[i]}" $((i + 1)); done | sed 's/, $//'))
-		set key off
-		plot ${plot%, }
-	GP
+	first=$(compgen -G "$dir/*.tsv" | head -n1)
+	where=$(meta "$first" where)
+	case $where in
+	vm) where="qemu guest (TCG: absolute times emulated, compare ratios)" ;;
+	netns) where="netns (server and client in two network namespaces over veth)" ;;
+	"") where="native" ;;
+	esac
+	kernel=$(meta "$first" kernel)
+	title="$where, kernel $kernel, $(meta "$first" threads) threads x $(meta "$first" rounds) rounds x $(meta "$first" messages) msgs of $(meta "$first" size) B, closed-loop client"
+	[[ $(meta "$first" duration) == 0 ]] ||
+		title="$where, kernel $kernel, $(meta "$first" threads) threads for $(meta "$first" duration) s, $(meta "$first" size) B, closed-loop client"
 
-	plot=""
-	for i in "${!files[@]}"; do
-		plot+="'${files[i]}' using (strcol(5) eq 'ok' ? \$4 : 1/0):(1.0) smooth cnormal lw 2 lc $((i + 1)) title '${labels[i]}', "
+	tmp=$(mktemp -d)	# global: the EXIT trap removes it
+	trap 'rm -rf "$tmp"' EXIT
+	mapfile -t servers < <(servers_in "$dir")
+	for s in "${servers[@]}"; do
+		mapfile -t files < <(files_of "$dir" "$s")
+		ok_samples "${files[@]}" >"$tmp/$s.dat"
 	done
-	gnuplot <<-GP
-		set terminal pngcairo size 900,600 noenhanced
-		set datafile separator "\t"
-		set output "$out/cdf.png"
-		set title "Response time CDF\n$title"
-		set xlabel "response time (us)"
-		set ylabel "fraction of samples"
-		set logscale x
-		set key bottom right
-		set grid
-		plot ${plot%, }
-	GP
 
-	for i in "${!files[@]}"; do
-		gnuplot <<-GP
-			set terminal pngcairo size 900,600 noenhanced
-			set datafile separator "\t"
-			set output "$out/scatter-${labels[i]}.png"
-			set title "${labels[i]}: response time per thread\n$title"
-			set xlabel "thread"
-			set ylabel "response time (us)"
-			set logscale y
-			set key off
-			plot '${files[i]}' using 1:(strcol(5) eq 'ok' ? \$4 : 1/0) with points pt 7 ps 0.3 lc $((i + 1))
-		GP
+	# A log axis when the samples span more than two decades.
+	logy=$(cat "$tmp"/*.dat | awk -F'\t' 'NR == 1 || $2 < min { min = $2 }
+		$2 > max { max = $2 } END { print (min > 0 && max / min > 100) }')
+
+	{
+		plot_common
+		echo "set output '$dir/boxplot.png'"
+		printf 'set title "%s\\n%s"\n' "Response time per server" "$title"
+		echo "set ylabel 'response time (us)'"
+		[[ $logy == 1 ]] && echo "set logscale y"
+		echo "set style boxplot nooutliers"
+		echo "set style fill solid 0.5 border -1"
+		echo "set boxwidth 0.5"
+		echo "set key off"
+		printf "set xtics ("
+		for i in "${!servers[@]}"; do
+			printf "%s'%s' %d" "$([[ $i -gt 0 ]] && echo ', ')" "${servers[i]}" $((i + 1))
+		done
+		echo ")"
+		echo "set xrange [0.5:${#servers[@]}.5]"
+		printf "plot "
+		for i in "${!servers[@]}"; do
+			printf "%s'%s' using (%d):2 with boxplot lc rgb '%s'" \
+				"$([[ $i -gt 0 ]] && echo ', ')" "$tmp/${servers[i]}.dat" \
+				$((i + 1)) "$(colour "${servers[i]}")"
+		done
+		echo
+	} | gnuplot
+
+	{
+		plot_common
+		echo "set output '$dir/cdf.png'"
+		printf 'set title "%s\\n%s"\n' "Response-time CDF" "$title"
+		echo "set xlabel 'response time (us)'"
+		echo "set ylabel 'fraction of samples'"
+		echo "set logscale x"
+		echo "set key bottom right"
+		echo "set yrange [0:1]"
+		printf "plot "
+		for i in "${!servers[@]}"; do
+			printf "%s'%s' using 2:(1.0) smooth cnormal lw 2 lc rgb '%s' title '%s'" \
+				"$([[ $i -gt 0 ]] && echo ', ')" "$tmp/${servers[i]}.dat" \
+				"$(colour "${servers[i]}")" "${servers[i]}"
+		done
+		echo
+	} | gnuplot
+
+	for s in "${servers[@]}"; do
+		{
+			plot_common
+			echo "set output '$dir/scatter-$s.png'"
+			printf 'set title "%s\\n%s"\n' "$s: response time per thread" "$title"
+			echo "set xlabel 'thread'"
+			echo "set ylabel 'response time (us)'"
+			[[ $logy == 1 ]] && echo "set logscale y"
+			echo "set key off"
+			echo "plot '$tmp/$s.dat' using 1:2 with points pt 7 ps 0.3 lc rgb '$(colour "$s")'"
+		} | gnuplot
 	done
-	echo "plots: $out/boxplot.png $out/cdf.png $(printf "$out/scatter-%s.png " "${labels[@]}")"
+
+	plot_sweep "$dir" "$tmp"
+	n=$((${#servers[@]} + 2))
+	echo "plots: $n PNG files in $dir"
+}
+
+# --sweep runs: p50/p99 and req/s against the swept value, per server.
+plot_sweep() {
+	local dir=$1 tmp=$2 key s v f line files
+	key=$(meta "$(compgen -G "$dir/*.tsv" | head -n1)" sweep)
+	[[ -n $key ]] || return 0
+	for s in "${servers[@]}"; do
+		: >"$tmp/$s.sweep"
+		while read -r v; do
+			files=()
+			for f in $(files_of "$dir" "$s"); do
+				[[ $(meta "$f" sweep_value) == "$v" ]] && files+=("$f")
+			done
+			((${#files[@]})) || continue
+			line=$("$BENCH" --summarize "${files[@]}")
+			awk -v v="$v" '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); m[kv[1]] = kv[2] }
+				print v "\t" m["p50_us"] "\t" m["p99_us"] "\t" m["rps"] }' <<<"$line" >>"$tmp/$s.sweep"
+		done < <(for f in "$dir"/*.tsv; do meta "$f" sweep_value; done | sort -un)
+	done
+	{
+		plot_common
+		echo "set output '$dir/sweep-latency.png'"
+		printf 'set title "%s\\n%s"\n' "p50 (solid) and p99 (dashed) against $key" "$title"
+		echo "set xlabel '$key'"
+		echo "set ylabel 'response time (us)'"
+		echo "set logscale xy"
+		echo "set key top left"
+		printf "plot "
+		local i=0
+		for s in "${servers[@]}"; do
+			printf "%s'%s' using 1:2 with linespoints lw 2 lc rgb '%s' title '%s p50', '%s' using 1:3 with linespoints dt 2 lc rgb '%s' title '%s p99'" \
+				"$([[ $i -gt 0 ]] && echo ', ')" "$tmp/$s.sweep" "$(colour "$s")" "$s" \
+				"$tmp/$s.sweep" "$(colour "$s")" "$s"
+			i=$((i + 1))
+		done
+		echo
+	} | gnuplot
+	{
+		plot_common
+		echo "set output '$dir/sweep-rps.png'"
+		printf 'set title "%s\\n%s"\n' "Requests per second against $key" "$title"
+		echo "set xlabel '$key'"
+		echo "set ylabel 'requests/s'"
+		echo "set logscale x"
+		echo "set key top left"
+		printf "plot "
+		local i=0
+		for s in "${servers[@]}"; do
+			printf "%s'%s' using 1:4 with linespoints lw 2 lc rgb '%s' title '%s'" \
+				"$([[ $i -gt 0 ]] && echo ', ')" "$tmp/$s.sweep" "$(colour "$s")" "$s"
+			i=$((i + 1))
+		done
+		echo
+	} | gnuplot
 }
 
 main "$@"

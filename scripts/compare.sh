@@ -1,0 +1,354 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# compare.sh - every server this place can run, measured alike; run through
+# `sudo ./run.sh compare`. See usage() or the README.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RUN=$ROOT/run.sh
+BENCH=$ROOT/bench/bench
+PORT=12345
+TW_MAX=15000		# TIME_WAIT sockets we accept before the next server
+TW_WAIT_S=90		# and how long we wait for them to drain
+NS_SRV=echolab-srv	# --netns: the server's namespace ...
+NS_CLI=echolab-cli	# ... and the client's, joined by a veth pair
+NS_SRV_IP=10.213.0.1
+NS_CLI_IP=10.213.0.2
+
+# Set by the command line.
+PLACE=native
+REPEAT=3
+SWEEP_KEY=
+SWEEP_VALUES=()
+BENCH_ARGS=()
+OUT=
+
+# Set while running, for the interrupt handler.
+RUNNING=
+NETNS_UP=
+
+usage() {
+	cat <<EOF
+Usage: sudo ./run.sh compare [--netns | --vm] [--repeat N]
+                             [--sweep threads=1,10,100,1000 | --sweep size=64,1024]
+                             [--out DIR] [BENCH-ARGS...]
+
+Starts each server this place can run, warms it up, runs bench with the
+same flags N times, stops it; then writes summary.md and the plots.
+
+  --netns        server and bench in two network namespaces over a veth
+                 pair: the "client on another machine" path
+  --vm           everything in the qemu guest, kecho included
+  --repeat N     bench runs per server (default 3)
+  --sweep K=V,.. repeat the whole comparison for each value of threads or
+                 size, and plot latency and req/s against it
+  --out DIR      results directory (default results/DATE-PLACE)
+  BENCH-ARGS     passed to every bench run (default: -t 1000 -r 10)
+
+The last line printed is 'results: DIR'.
+EOF
+}
+
+die() {
+	echo "compare: $*" >&2
+	exit 1
+}
+
+usage_error() {
+	echo "compare: $*" >&2
+	echo "Try './run.sh compare --help'." >&2
+	exit 2
+}
+
+say() { echo "compare: $*"; }
+
+parse_args() {
+	while (($#)); do
+		case $1 in
+		-h | --help)
+			usage
+			exit 0
+			;;
+		--netns) PLACE=netns ;;
+		--vm) PLACE=vm ;;
+		--repeat)
+			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--repeat needs a positive number"
+			REPEAT=$2
+			shift
+			;;
+		--sweep)
+			[[ ${2:-} =~ ^(threads|size)=[0-9]+(,[0-9]+)*$ ]] ||
+				usage_error "--sweep takes threads=N,N,... or size=N,N,..."
+			SWEEP_KEY=${2%%=*}
+			IFS=, read -ra SWEEP_VALUES <<<"${2#*=}"
+			shift
+			;;
+		--out)
+			[[ -n ${2:-} ]] || usage_error "--out needs a directory"
+			OUT=$2
+			shift
+			;;
+		-p | --port | -H | --host | -o | --output | -l | --label)
+			usage_error "$1 is set by compare itself"
+			;;
+		*) BENCH_ARGS+=("$1") ;;
+		esac
+		shift
+	done
+	((${#BENCH_ARGS[@]})) || BENCH_ARGS=(-t 1000 -r 10)
+	# bench judges its own flags (--help last: every flag is parsed first).
+	local err
+	err=$("$BENCH" "${BENCH_ARGS[@]}" --help 2>&1 >/dev/null) ||
+		usage_error "bad bench arguments '${BENCH_ARGS[*]}': ${err%%$'\n'*}"
+}
+
+# ---- places -------------------------------------------------------------
+
+# Runs a command where the server lives. nsenter, not 'ip netns exec':
+# that one also remounts /sys, which hides the cgroup v2 mount under it.
+in_server() {
+	if [[ $PLACE == netns ]]; then
+		nsenter --net="/run/netns/$NS_SRV" "$@"
+	else
+		"$@"
+	fi
+}
+
+in_client() {
+	if [[ $PLACE == netns ]]; then
+		nsenter --net="/run/netns/$NS_CLI" "$@"
+	else
+		"$@"
+	fi
+}
+
+server_host() {
+	if [[ $PLACE == netns ]]; then echo "$NS_SRV_IP"; else echo 127.0.0.1; fi
+}
+
+netns_up() {
+	netns_down
+	ip netns add "$NS_SRV"
+	ip netns add "$NS_CLI"
+	NETNS_UP=1
+	ip link add echolab-srv0 type veth peer name echolab-cli0
+	ip link set echolab-srv0 netns "$NS_SRV"
+	ip link set echolab-cli0 netns "$NS_CLI"
+	ip -n "$NS_SRV" addr add "$NS_SRV_IP/30" dev echolab-srv0
+	ip -n "$NS_CLI" addr add "$NS_CLI_IP/30" dev echolab-cli0
+	ip -n "$NS_SRV" link set lo up
+	ip -n "$NS_CLI" link set lo up
+	ip -n "$NS_SRV" link set echolab-srv0 up
+	ip -n "$NS_CLI" link set echolab-cli0 up
+	# Off loopback, TIME_WAIT reuse is off by default; 1000 x 10 rounds
+	# x 3 repetitions would run out of ports. This namespace is ours.
+	nsenter --net="/run/netns/$NS_CLI" sysctl -qw net.ipv4.tcp_tw_reuse=1
+	say "netns: $NS_SRV ($NS_SRV_IP) <-veth-> $NS_CLI ($NS_CLI_IP)"
+}
+
+netns_down() {
+	ip netns del "$NS_SRV" 2>/dev/null || true
+	ip netns del "$NS_CLI" 2>/dev/null || true
+	NETNS_UP=
+}
+
+# ---- one server -----------------------------------------------------------
+
+# Waits until the client side has room for another full run of connections.
+drain_time_wait() {
+	local n i
+	for ((i = 0; i < TW_WAIT_S; i++)); do
+		n=$(in_client ss -Htan state time-wait | wc -l)
+		((n <= TW_MAX)) && return 0
+		((i % 10)) || say "waiting for $n TIME_WAIT sockets to drain below $TW_MAX"
+		sleep 1
+	done
+	say "warning: still $n TIME_WAIT sockets after ${TW_WAIT_S}s; going on"
+}
+
+# bench_run SERVER FILE EXTRA-ARGS...: one measured run, summary to stdout.
+bench_run() {
+	local server=$1 file=$2
+	shift 2
+	in_client "$BENCH" -H "$(server_host)" -p "$PORT" -l "$server" -o "$file" \
+		--meta "where=$PLACE" "${BENCH_ARGS[@]}" "$@" || true
+}
+
+# measure_server SERVER: fails (after saying why) when SERVER does not start.
+measure_server() {
+	local server=$1 rep file tag args=() v
+	in_server "$RUN" "$server" --port "$PORT" 2>&1 | sed 's/^/  /'
+	((PIPESTATUS[0] == 0)) || return 1
+	RUNNING=$server
+	# Warm-up: caches, page cache, BPF JIT, accept queue; not recorded.
+	in_client "$BENCH" -H "$(server_host)" -p "$PORT" -t 10 -r 10 -q -o /dev/null \
+		>/dev/null || say "warning: the warm-up against $server had failures"
+	for v in "${SWEEP_VALUES[@]:-}"; do
+		args=()
+		tag=
+		if [[ -n $SWEEP_KEY ]]; then
+			args=("--$SWEEP_KEY" "$v" --meta "sweep=$SWEEP_KEY" --meta "sweep_value=$v")
+			tag=-$SWEEP_KEY$v
+		fi
+		for ((rep = 1; rep <= REPEAT; rep++)); do
+			file=$OUT/$server$tag-$rep.tsv
+			say "$server${tag:+ ($SWEEP_KEY=$v)}: run $rep of $REPEAT"
+			bench_run "$server" "$file" --meta "repeat=$rep" "${args[@]}" -q |
+				tee -a "$OUT/summaries.txt"
+		done
+		drain_time_wait
+	done
+	in_server "$RUN" stop | sed 's/^/  /'
+	RUNNING=
+}
+
+# ---- the record -----------------------------------------------------------
+
+write_meta() {
+	local f=$OUT/meta.txt
+	{
+		echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo "place=$PLACE"
+		echo "kernel=$(uname -r)"
+		echo "cpu=$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n1)"
+		echo "cores=$(nproc)"
+		echo "memory=$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+		echo "bench_args=${BENCH_ARGS[*]}"
+		echo "repeat=$REPEAT"
+		[[ -z $SWEEP_KEY ]] || echo "sweep=$SWEEP_KEY=$(IFS=,; echo "${SWEEP_VALUES[*]}")"
+		echo "client=closed-loop"
+		echo "nofile=$(ulimit -Sn)/$(ulimit -Hn)"
+		echo "somaxconn=$(in_server sysctl -n net.core.somaxconn) (run.sh raises it to >= 4096 while a server runs)"
+		echo "tcp_max_syn_backlog=$(in_server sysctl -n net.ipv4.tcp_max_syn_backlog) (likewise)"
+		echo "ip_local_port_range=$(in_client sysctl -n net.ipv4.ip_local_port_range | tr '\t' -)"
+		echo "tcp_tw_reuse=$(in_client sysctl -n net.ipv4.tcp_tw_reuse)"
+		echo "git=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
+	} >"$f"
+}
+
+# summary.md: pooled repetitions per server, ratios to user.
+write_summary() {
+	local f=$OUT/summary.md s line files v vals base
+	{
+		echo "# $(sed -n 's/^place=//p' "$OUT/meta.txt") comparison, $(date -u +%Y-%m-%d)"
+		echo
+		echo "Kernel $(uname -r), $(nproc) cores. bench ${BENCH_ARGS[*]}; $REPEAT run(s) per server,"
+		echo "pooled; closed-loop client; times in microseconds. Ratios are to \`user\`"
+		echo "measured in the same run (below 1 is faster for latency, above 1 is"
+		echo "more requests/s)."
+		echo
+		for v in "${SWEEP_VALUES[@]:-}"; do
+			[[ -z $SWEEP_KEY ]] || { echo "## $SWEEP_KEY = $v"; echo; }
+			echo "| server | samples | failed | p50 | p90 | p99 | p99.9 | max | mean | req/s | p50/user | p99/user | req/s/user |"
+			echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+			base=
+			for s in "${MEASURED[@]}"; do
+				files=()
+				for line in "$OUT/$s${SWEEP_KEY:+-$SWEEP_KEY$v}"-*.tsv; do
+					[[ -e $line ]] && files+=("$line")
+				done
+				((${#files[@]})) || continue
+				line=$("$BENCH" --summarize "${files[@]}")
+				[[ $s == user ]] && base=$line
+				vals=$(summary_row "$line" "${base:-}")
+				echo "| $s | $vals |"
+			done
+			echo
+		done
+		if ((${#SKIPPED[@]})); then
+			echo "Not measured here:"
+			echo
+			for s in "${SKIPPED[@]}"; do echo "- $s"; done
+			echo
+		fi
+		echo "Raw files: \`SERVER[-SWEEP]-RUN.tsv\`; redraw with \`make plots RESULTS=$(basename "$OUT")\`."
+	} >"$f"
+}
+
+# One table row from a summary line and the user baseline's line.
+summary_row() {
+	awk -v base="$2" '
+	function parse(s, m,   i, kv, n, f) {
+		n = split(s, f, " ")
+		for (i = 2; i <= n; i++) { split(f[i], kv, "="); m[kv[1]] = kv[2] }
+	}
+	function ratio(a, b) { return (b + 0 > 0 && a != "nan") ? sprintf("%.2f", a / b) : "-" }
+	{
+		parse($0, m)
+		if (base != "") parse(base, u)
+		printf "%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s",
+			m["samples"], m["failed"], m["p50_us"], m["p90_us"], m["p99_us"],
+			m["p999_us"], m["max_us"], m["mean_us"], m["rps"],
+			ratio(m["p50_us"], u["p50_us"]), ratio(m["p99_us"], u["p99_us"]),
+			ratio(m["rps"], u["rps"])
+	}' <<<"$1"
+}
+
+# Stops what we started: the server, the namespaces. Safe to call twice.
+cleanup() {
+	[[ -z $RUNNING ]] || in_server "$RUN" stop >/dev/null 2>&1 || true
+	RUNNING=
+	[[ -z $NETNS_UP ]] || netns_down
+}
+
+on_interrupt() {
+	trap - INT TERM
+	echo
+	say "interrupted: stopping ${RUNNING:-nothing}; the raw files written so far stay in $OUT"
+	cleanup
+	echo "results: $OUT"
+	exit 130
+}
+
+run_in_vm() {
+	[[ -x $ROOT/vm/run-vm.sh ]] ||
+		die "the qemu guest harness (vm/) is not part of this checkout yet"
+	exec "$ROOT/vm/run-vm.sh" --compare "$@"
+}
+
+main() {
+	local s why
+	[[ $(id -u) -eq 0 ]] || die "compare needs root (it starts servers): run it with sudo"
+	[[ -x $BENCH ]] || make -C "$ROOT" --no-print-directory bench >/dev/null
+	parse_args "$@"
+	[[ $PLACE != vm ]] || run_in_vm "$@"
+
+	OUT=${OUT:-$ROOT/results/$(date +%Y%m%d-%H%M%S)-$PLACE}
+	mkdir -p "$OUT"
+	: >"$OUT/summaries.txt"
+	trap on_interrupt INT TERM
+	trap cleanup EXIT	# an error must not leave a server or a namespace
+	[[ $PLACE != netns ]] || netns_up
+	write_meta
+
+	MEASURED=()
+	SKIPPED=()
+	mapfile -t servers < <("$RUN" servers)
+	for s in "${servers[@]}"; do
+		why=$("$RUN" why-not "$s" "$PLACE")
+		if [[ -n $why ]]; then
+			say "$s: not measured here: $why"
+			SKIPPED+=("\`$s\`: $why")
+			continue
+		fi
+		say "$s: start"
+		drain_time_wait
+		if ! measure_server "$s"; then
+			say "$s: did not start (its message is above)"
+			SKIPPED+=("\`$s\`: did not start here; \`sudo ./run.sh $s\` shows why")
+			continue
+		fi
+		MEASURED+=("$s")
+	done
+	trap - INT TERM
+	cleanup
+
+	write_summary
+	if ((${#MEASURED[@]})); then
+		"$ROOT/results/plot.sh" "$OUT" | sed 's/^/  /'
+	fi
+	cat "$OUT/summary.md"
+	echo "results: $OUT"
+}
+
+main "$@"

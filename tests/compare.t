@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# run.sh compare: the results directory, the plots from raw files alone, the
+# netns path, and an interrupted comparison.
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+need_root_or_skip_all
+
+TMP=$(mktemp -d)
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+	"$RUN" stop >/dev/null 2>&1
+	ip netns del echolab-srv 2>/dev/null
+	ip netns del echolab-cli 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+is_png() { [[ $(head -c 8 "$1" 2>/dev/null | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]]; }
+
+# The servers that can run here: the table must have one row for each.
+mapfile -t runnable < <(for s in $("$RUN" servers); do
+	[[ -n $("$RUN" why-not "$s") ]] || echo "$s"
+done)
+
+plan 26
+
+out=$("$RUN" compare -t 50 -r 2 --repeat 1 --out "$TMP/native" 2>&1)
+ok $? "compare/native: exit 0"
+is "$(tail -n1 <<<"$out")" "results: $TMP/native" "compare/native: last line names the directory"
+for f in meta.txt summary.md boxplot.png cdf.png; do
+	[[ -s $TMP/native/$f ]]
+	ok $? "compare/native: $f written"
+done
+missing=
+for s in "${runnable[@]}"; do
+	[[ -s $TMP/native/$s-1.tsv ]] || missing+=" $s-1.tsv"
+	is_png "$TMP/native/scatter-$s.png" || missing+=" scatter-$s.png"
+done
+is "$missing" "" "compare/native: a raw file and a scatter plot per server (${runnable[*]})"
+bad=
+for f in "$TMP"/native/*.png; do is_png "$f" || bad+=" $f"; done
+is "$bad" "" "compare/native: every PNG is a valid PNG"
+rows=$(grep -cE '^\| [a-z-]+ \| [0-9]+ \|' "$TMP/native/summary.md")
+is "$rows" "${#runnable[@]}" "compare/native: one summary row per server that ran"
+grep -qE '^\| user \| 100 \| 0 \|' "$TMP/native/summary.md"
+ok $? "compare/native: user row: 100 samples, 0 failed"
+for s in $("$RUN" servers); do
+	why=$("$RUN" why-not "$s")
+	[[ -z $why ]] && continue
+	grep -qF "\`$s\`: $why" "$TMP/native/summary.md"
+	ok $? "compare/native: $s is listed with the reason it did not run"
+done
+grep -q '^git=' "$TMP/native/meta.txt" && grep -q '^bench_args=-t 50 -r 2' "$TMP/native/meta.txt"
+ok $? "compare/native: meta.txt has the bench flags and the git revision"
+
+# make plots: from the raw files alone, nothing started, nothing rewritten.
+sums=$(md5sum "$TMP"/native/*.tsv)
+rm -f "$TMP"/native/*.png
+out=$(make -s -C "$ROOT" plots RESULTS="$TMP/native" 2>&1)
+ok $? "compare/plots: make plots RESULTS=dir exits 0"
+is_png "$TMP/native/boxplot.png" && is_png "$TMP/native/cdf.png"
+ok $? "compare/plots: boxplot and CDF redrawn"
+is "$(md5sum "$TMP"/native/*.tsv)" "$sums" "compare/plots: raw files untouched"
+[[ ! -e /run/echolab ]]
+ok $? "compare/plots: no server was started"
+
+# --netns: server and client in two namespaces, both gone afterwards.
+out=$("$RUN" compare --netns -t 20 -r 2 --repeat 1 --out "$TMP/netns" 2>&1)
+ok $? "compare/netns: exit 0"
+grep -qE '^\| user \| 40 \| 0 \|' "$TMP/netns/summary.md"
+ok $? "compare/netns: user measured across the veth, 0 failed"
+grep -q '^# where=netns' "$TMP/netns/user-1.tsv" && grep -q '^# host=10\.' "$TMP/netns/user-1.tsv"
+ok $? "compare/netns: raw file says where and which address"
+[[ -z $(ip netns list | grep echolab) && -z $(ip link | grep echolab) ]]
+ok $? "compare/netns: no namespace or veth left"
+
+# Ctrl-C in the middle: no server left, the samples so far kept.
+# Job control: the job gets its own process group (as at a terminal) and
+# does not start with SIGINT ignored, as plain background jobs do.
+set -m
+"$RUN" compare -t 20 -r 100000 --repeat 1 --out "$TMP/int" >"$TMP/int.log" 2>&1 &
+pid=$!
+set +m
+for ((i = 0; i < 100; i++)); do
+	[[ $(grep -vc '^#' "$TMP/int/user-1.tsv" 2>/dev/null) -gt 100 ]] && break
+	sleep 0.1
+done
+kill -INT -- "-$pid"
+for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+kill -KILL -- "-$pid" 2>/dev/null
+wait "$pid"
+is $? 130 "compare/interrupted: exit 130"
+[[ ! -e /run/echolab ]] && port_free "$PORT" && ! pgrep -f user-echo-server >/dev/null
+ok $? "compare/interrupted: no server left, port free"
+rows=$(grep -vc '^#' "$TMP/int/user-1.tsv")
+((rows > 100))
+ok $? "compare/interrupted: raw samples kept ($rows rows)"
+grep -q "^results: $TMP/int" "$TMP/int.log"
+ok $? "compare/interrupted: says where the results are"
+
+out=$("$RUN" compare --repeat 0 2>&1)
+is $? 2 "compare/usage: --repeat 0 exits 2"
+out=$("$RUN" compare -t zero --out "$TMP/bad" 2>&1)
+is $? 2 "compare/usage: a bad bench flag exits 2 before any server starts"
+
+done_testing
