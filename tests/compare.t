@@ -73,7 +73,7 @@ grep -qE '^\| user \| 40 \| 0 \|' "$TMP/netns/summary.md"
 ok $? "compare/netns: user measured across the veth, 0 failed"
 grep -q '^# where=netns' "$TMP/netns/user-1.tsv" && grep -q '^# host=10\.' "$TMP/netns/user-1.tsv"
 ok $? "compare/netns: raw file says where and which address"
-[[ -z $(ip netns list | grep echolab) && -z $(ip link | grep echolab) ]]
+! ip netns list | grep -q echolab && ! ip link | grep -q echolab
 ok $? "compare/netns: no namespace or veth left"
 
 # Ctrl-C in the middle: no server left, the samples so far kept.
