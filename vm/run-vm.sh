@@ -1,0 +1,379 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run a command in a qemu guest that boots the installed Debian 6.1 kernel,
+# a kernel that can load modules (the host's may not: CONFIG_MODULES=n).
+#
+#   vm/run-vm.sh [OPTIONS] -- COMMAND [ARG...]
+#
+#   --timeout SEC    bound on the whole run, boot included (default 600)
+#   --out DIR        shared read-write with the guest as /out (9p); results
+#                    written there come back to the host, plus dmesg.txt
+#   --add HOST[:GUEST]
+#                    also copy HOST (a file or directory) into the guest, at
+#                    GUEST or the same path; ELF files bring their libraries
+#   --kernel-log     show kernel messages up to KERN_DEBUG on the console
+#   -h, --help
+#
+# The guest gets busybox, the repository at /lab (built binaries included,
+# with their shared libraries), kecho/kecho.ko, bash, iproute2 and bpftool.
+# COMMAND runs as root in /lab with OUT=/out; its output streams to stdout
+# and its exit status is this script's. Own failures: 2 usage, 124 timeout,
+# 125 the guest or qemu failed.
+#
+# Environment: VM_KERNEL (default: the newest /boot/vmlinuz-6.1.0-*-amd64),
+# VM_SMP (2), VM_MEM (2G), VM_TOOLS (more host commands to copy in),
+# VM_APPEND (more kernel command line, e.g. slub_debug=FZP).
+#
+# Example:
+#   vm/run-vm.sh -- sh -c 'insmod kecho/kecho.ko && cat /proc/kecho'
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+readonly repo
+readonly guest_modules=(virtio_pci 9pnet_virtio 9p veth inet_diag tcp_diag)
+readonly default_tools=(bash ip ss bpftool)
+
+timeout_s=600
+out_dir=
+kernel_log=0
+adds=()
+stage=
+workdir=
+qemu_pid=
+
+die() {
+	echo "run-vm.sh: $*" >&2
+	exit 2
+}
+
+fail() {
+	echo "run-vm.sh: $*" >&2
+	exit 125
+}
+
+note() {
+	echo "run-vm.sh: $*" >&2
+}
+
+usage() {
+	sed -n '/^# Run a command/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"
+}
+
+# shellcheck disable=SC2317  # trap handlers
+cleanup() {
+	if [[ -n $qemu_pid ]]; then
+		kill -TERM "$qemu_pid" 2>/dev/null || true
+	fi
+	if [[ -n $workdir ]]; then
+		rm -rf "$workdir"
+	fi
+}
+
+# shellcheck disable=SC2317
+on_signal() {
+	note "interrupted; stopping the guest"
+	exit 130
+}
+
+parse_args() {
+	while (($#)); do
+		case $1 in
+		--timeout)
+			(($# >= 2)) || die "--timeout needs a value"
+			[[ $2 =~ ^[1-9][0-9]*$ ]] || die "--timeout: not a number of seconds: $2"
+			timeout_s=$2
+			shift 2
+			;;
+		--out)
+			(($# >= 2)) || die "--out needs a directory"
+			out_dir=$2
+			shift 2
+			;;
+		--add)
+			(($# >= 2)) || die "--add needs HOST[:GUEST]"
+			adds+=("$2")
+			shift 2
+			;;
+		--kernel-log)
+			kernel_log=1
+			shift
+			;;
+		-h | --help)
+			usage
+			exit 0
+			;;
+		--)
+			shift
+			break
+			;;
+		*)
+			die "unknown option '$1' (the command goes after --; see --help)"
+			;;
+		esac
+	done
+	(($#)) || die "no command given: vm/run-vm.sh [OPTIONS] -- COMMAND [ARG...]"
+	command_args=("$@")
+}
+
+find_kernel() {
+	if [[ -n ${VM_KERNEL:-} ]]; then
+		kernel=$VM_KERNEL
+	else
+		kernel=$(printf '%s\n' /boot/vmlinuz-6.1.0-*-amd64 | sort -V | tail -n 1)
+	fi
+	[[ -f $kernel ]] || fail "no guest kernel at /boot/vmlinuz-6.1.0-*-amd64:" \
+		"install it (apt-get install linux-image-amd64, or 'make deps') or set VM_KERNEL"
+	kver=${kernel##*/vmlinuz-}
+	moddir=/lib/modules/$kver
+	[[ -f $moddir/modules.dep ]] || fail "no modules for $kver in $moddir" \
+		"(apt-get install linux-image-$kver)"
+	command -v qemu-system-x86_64 >/dev/null ||
+		fail "qemu-system-x86_64 not found: apt-get install qemu-system-x86 (or 'make deps')"
+	if [[ ! -x /bin/busybox ]] || ! file_is_static /bin/busybox; then
+		fail "a static /bin/busybox is needed: apt-get install busybox-static (or 'make deps')"
+	fi
+}
+
+file_is_static() {
+	! ldd "$1" >/dev/null 2>&1
+}
+
+is_elf() {
+	[[ -f $1 && $(head -c 4 "$1" | od -An -c | tr -d ' ') == '177ELF' ]]
+}
+
+# copy_file HOST GUEST: the file, and for a dynamic ELF its libraries
+copy_file() {
+	local src=$1 dst=$2
+	mkdir -p "$stage$(dirname "$dst")"
+	cp -L "$src" "$stage$dst"
+	copy_libs "$src"
+}
+
+# the shared libraries (and the loader) of an ELF file, at their host paths
+copy_libs() {
+	local lib
+	is_elf "$1" || return 0
+	while read -r lib; do
+		[[ -e $stage$lib ]] && continue
+		mkdir -p "$stage$(dirname "$lib")"
+		cp -L "$lib" "$stage$lib"
+	done < <(ldd "$1" 2>/dev/null | grep -o '/[^ ]*' || true)
+}
+
+# copy_tree HOSTDIR GUESTDIR: without .git and without the --out directory
+copy_tree() {
+	local src=$1 dst=$2 f
+	local skip=(--exclude=./.git)
+	if [[ -n $out_dir && $out_dir == "$src"/* ]]; then
+		skip+=("--exclude=.${out_dir#"$src"}")
+	fi
+	mkdir -p "$stage$dst"
+	tar -C "$src" "${skip[@]}" -cf - . | tar -C "$stage$dst" -xf -
+	while IFS= read -r -d '' f; do
+		copy_libs "$src/${f#./}"
+	done < <(cd "$stage$dst" && find . -type f -perm -u+x -print0)
+}
+
+# modules (with their dependencies, in load order) from modules.dep
+module_load_order() {
+	local name line dep deps i
+	local -A seen=()
+	for name in "${guest_modules[@]}"; do
+		line=$(grep -E "/${name}\.ko(\.[a-z]+)?:" "$moddir/modules.dep") ||
+			fail "module $name not found in $moddir/modules.dep"
+		read -ra deps <<<"${line#*:}"
+		for ((i = ${#deps[@]} - 1; i >= 0; i--)); do
+			dep=${deps[i]}
+			[[ -n ${seen[$dep]:-} ]] || { seen[$dep]=1; echo "$dep"; }
+		done
+		dep=${line%%:*}
+		[[ -n ${seen[$dep]:-} ]] || { seen[$dep]=1; echo "$dep"; }
+	done
+}
+
+# shell-quote each argument for the guest's sh
+quote_args() {
+	local a q=\'
+	for a in "$@"; do
+		printf "'%s' " "${a//$q/$q\\$q$q}"
+	done
+}
+
+write_init() {
+	cat >"$stage/init" <<EOF
+#!/bin/sh
+# guest init, generated by vm/run-vm.sh
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=dumb VM=1 LAB=/lab OUT=/out
+mount -t devtmpfs devtmpfs /dev
+exec </dev/console >/dev/console 2>&1
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+mount -t bpf bpf /sys/fs/bpf
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing
+hostname kecho-vm
+ip link set lo up
+while read -r m; do
+	insmod "/lib/modules/$kver/\$m" || echo "init: insmod \$m failed"
+done </etc/vm/modules
+if [ -n "${out_dir:+y}" ]; then
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /out ||
+		echo "init: cannot mount the 9p share /out"
+fi
+stty -onlcr
+ulimit -n 65536
+read -r up _ </proc/uptime
+echo "boot=\$up" >/dev/ttyS1
+cd /lab
+sh /etc/vm/command </dev/null
+rc=\$?
+if grep -q ' /out 9p ' /proc/mounts; then
+	dmesg >/out/dmesg.txt
+	sync
+	umount /out
+fi
+echo "exit=\$rc" >/dev/ttyS1
+echo 0 >/proc/sys/kernel/printk
+poweroff -f
+EOF
+	chmod 755 "$stage/init"
+}
+
+build_initramfs() {
+	local d t tool path spec src dst
+	stage=$workdir/root
+	mkdir -p "$stage"/usr/{bin,sbin,lib,lib64}
+	for d in bin sbin lib lib64; do
+		ln -s "usr/$d" "$stage/$d"
+	done
+	mkdir -p "$stage"/{dev,proc,sys,tmp,run,root,etc/vm,out,lab}
+	chmod 1777 "$stage/tmp"
+	mknod -m 600 "$stage/dev/console" c 5 1 2>/dev/null || true
+
+	cp /bin/busybox "$stage/usr/bin/busybox"
+	while read -r path; do
+		[[ -e $stage/$path || -L $stage/$path ]] ||
+			ln -s /usr/bin/busybox "$stage/$path"
+	done < <(/bin/busybox --list-full)
+
+	read -ra t <<<"${VM_TOOLS:-}"
+	for tool in "${default_tools[@]}" "${t[@]}"; do
+		path=$(command -v "$tool" 2>/dev/null) || continue
+		rm -f "$stage$path"
+		copy_file "$path" "$path"
+	done
+
+	# busybox sh runs its own applets before PATH (its ip has no netns)
+	if [[ -x $stage/usr/bin/bash ]]; then
+		ln -sf bash "$stage/usr/bin/sh"
+	fi
+
+	module_load_order >"$stage/etc/vm/modules"
+	while read -r path; do
+		mkdir -p "$stage$moddir/$(dirname "$path")"
+		cp "$moddir/$path" "$stage$moddir/$path"
+	done <"$stage/etc/vm/modules"
+
+	copy_tree "$repo" /lab
+	for spec in "${adds[@]}"; do
+		src=${spec%%:*}
+		dst=${spec#*:}
+		[[ $spec == *:* ]] || dst=$(realpath "$src")
+		[[ -e $src ]] || die "--add: $src does not exist"
+		if [[ -d $src ]]; then
+			copy_tree "$(realpath "$src")" "$dst"
+		else
+			rm -f "$stage$dst"
+			copy_file "$src" "$dst"
+		fi
+	done
+
+	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$stage/etc/passwd"
+	printf 'root:x:0:\n' >"$stage/etc/group"
+	printf '127.0.0.1\tlocalhost\n::1\tlocalhost\n' >"$stage/etc/hosts"
+	{
+		echo "cd /lab || exit 125"
+		quote_args "${command_args[@]}"
+		echo
+	} >"$stage/etc/vm/command"
+	write_init
+
+	(cd "$stage" && find . -print0 | cpio --null -o -H newc -R 0:0 --quiet) \
+		>"$workdir/initramfs.cpio"
+}
+
+check_kecho() {
+	local ko=$repo/kecho/kecho.ko vermagic
+	if [[ ! -f $ko ]]; then
+		note "note: kecho/kecho.ko is not built (make -C kecho)"
+		return 0
+	fi
+	vermagic=$(modinfo -F vermagic "$ko" 2>/dev/null || true)
+	if [[ -n $vermagic && ${vermagic%% *} != "$kver" ]]; then
+		note "warning: kecho/kecho.ko is built for ${vermagic%% *}," \
+			"the guest runs $kver: make -C kecho KDIR=$moddir/build"
+	fi
+}
+
+run_qemu() {
+	local loglevel=2 rc=0 start remaining status boot exit_code
+	((kernel_log)) && loglevel=7
+	local qemu=(qemu-system-x86_64 -accel tcg -cpu max
+		-smp "${VM_SMP:-2}" -m "${VM_MEM:-2G}"
+		-nographic -nodefaults -no-user-config -no-reboot
+		-bios qboot.rom
+		-kernel "$kernel" -initrd "$workdir/initramfs.cpio"
+		-append "console=ttyS0 rdinit=/init edd=off panic=-1 loglevel=$loglevel ${VM_APPEND:-}"
+		-serial stdio -serial "file:$workdir/status")
+	if [[ -n $out_dir ]]; then
+		qemu+=(-fsdev "local,id=out,path=$out_dir,security_model=none"
+			-device "virtio-9p-pci,fsdev=out,mount_tag=out")
+	fi
+
+	start=$SECONDS
+	remaining=$((timeout_s - SECONDS > 1 ? timeout_s - SECONDS : 1))
+	timeout --kill-after=10 "$remaining" "${qemu[@]}" </dev/null &
+	qemu_pid=$!
+	wait "$qemu_pid" || rc=$?
+	qemu_pid=
+
+	status=$(cat "$workdir/status" 2>/dev/null || true)
+	boot=$(sed -n 's/^boot=//p' <<<"$status" | tr -d '\r')
+	exit_code=$(sed -n 's/^exit=//p' <<<"$status" | tr -d '\r')
+	if ((rc == 124 || rc == 137)); then
+		echo "run-vm.sh: timed out after ${timeout_s}s; qemu killed" \
+			"(raise --timeout, or look for a hung command above)" >&2
+		exit 124
+	fi
+	if [[ -z $exit_code ]]; then
+		fail "the guest ended without reporting an exit status" \
+			"(qemu status $rc; a kernel panic? rerun with --kernel-log)"
+	fi
+	note "guest up in ${boot:-?}s, command exit $exit_code, wall ${SECONDS}s total" \
+		"($((SECONDS - start))s in qemu)"
+	exit "$exit_code"
+}
+
+main() {
+	parse_args "$@"
+	find_kernel
+	if [[ -n $out_dir ]]; then
+		mkdir -p "$out_dir"
+		out_dir=$(realpath "$out_dir")
+	fi
+	trap cleanup EXIT
+	trap on_signal INT TERM
+	workdir=$(mktemp -d "${TMPDIR:-/tmp}/run-vm.XXXXXX")
+	check_kecho
+	build_initramfs
+	run_qemu
+}
+
+main "$@"
