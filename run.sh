@@ -13,6 +13,7 @@ DEFAULT_PORT=12345
 READY_TIMEOUT_S=5	# a server must answer an echo within this
 STOP_TIMEOUT_S=5	# SIGTERM grace period before SIGKILL
 WANT_BACKLOG=4096	# 1000 clients connecting at once fit with room
+WHERE=${ECHOLAB_WHERE:-native}	# native, vm or netns: written into raw files
 
 # Every server the suite knows, in the order results show them.
 SERVERS=(user ebpf kecho)
@@ -20,7 +21,8 @@ SERVERS=(user ebpf kecho)
 usage() {
 	cat <<EOF
 Usage: sudo ./run.sh SERVER [--port N] [-- SERVER-ARGS...]
-       sudo ./run.sh bench SERVER [--port N] [BENCH-ARGS...]
+       sudo ./run.sh bench SERVER [--port N] [--out DIR] [BENCH-ARGS...]
+       sudo ./run.sh --vm SERVER [--port N] [BENCH-ARGS...]
        sudo ./run.sh compare [--netns | --vm] [--repeat N] [--sweep K=V,...] [BENCH-ARGS...]
        sudo ./run.sh stop
        ./run.sh status
@@ -31,6 +33,8 @@ Servers: ${SERVERS[*]}
                 wait until an echo round trip succeeds, print its pid and port
   bench SERVER  start SERVER, run bench/bench against it (default -t 1000
                 -r 10), print the summary and the raw file, stop SERVER
+  --vm SERVER   the same inside a qemu guest running a kernel that loads
+                modules (how kecho runs where insmod cannot)
   compare       every server this machine can run, measured alike, into
                 results/DATE-PLACE/ (raw files, summary.md, plots); see
                 './run.sh compare --help'
@@ -41,7 +45,8 @@ Options:
   --port N      port to serve on (default $DEFAULT_PORT)
   -h, --help    this text
 
-State lives in $STATE_DIR. While a server runs, net.core.somaxconn and
+SERVER-ARGS for kecho are module parameters: mode=unbound|bound|kthread,
+backlog=N. State lives in $STATE_DIR. While a server runs, net.core.somaxconn and
 net.ipv4.tcp_max_syn_backlog are raised to at least $WANT_BACKLOG if they are
 lower; stop restores them.
 EOF
@@ -100,14 +105,28 @@ server_unavailable() {
 			echo "no cgroup v2 is mounted (the ebpf server attaches to a cgroup of its own); mount one: mount -t cgroup2 none /sys/fs/cgroup/unified"
 		fi
 		;;
-	kecho) echo "the kecho server is not part of this checkout yet" ;;
+	kecho)
+		if [[ ! -e /proc/modules ]]; then
+			echo "kernel modules are disabled on this kernel (CONFIG_MODULES=n); run kecho in the qemu guest: sudo ./run.sh --vm kecho"
+		elif [[ -e $ROOT/kecho/kecho.ko ]] && ! kecho_fits; then
+			echo "kecho/kecho.ko was built for $(kecho_vermagic), not for this kernel ($(uname -r)); rebuild it: make -C kecho clean && make kecho KDIR=/lib/modules/$(uname -r)/build"
+		fi
+		;;
 	esac
 }
+
+# The kernel release kecho.ko was built for (no modinfo in the guest).
+kecho_vermagic() {
+	tr '\0' '\n' <"$ROOT/kecho/kecho.ko" | sed -n 's/^vermagic=\([^ ]*\).*/\1/p'
+}
+
+kecho_fits() { [[ $(kecho_vermagic) == "$(uname -r)" ]]; }
 
 server_binary() {
 	case $1 in
 	user) echo "$ROOT/user-echo/user-echo-server" ;;
 	ebpf) echo "$ROOT/ebpf-echo/ebpf-echo-server" ;;
+	kecho) echo "$ROOT/kecho/kecho.ko" ;;
 	esac
 }
 
@@ -116,13 +135,14 @@ server_tools() {
 	case $1 in
 	user) echo cc ;;
 	ebpf) echo cc clang bpftool ;;
+	kecho) echo cc ;;
 	esac
 }
 
 # Builds what SERVER and bench need, installing packages first if missing.
 ensure_built() {
 	local server=$1 tool
-	if [[ -x $(server_binary "$server") && -x $BENCH ]]; then
+	if [[ -e $(server_binary "$server") && -x $BENCH ]]; then
 		return 0
 	fi
 	for tool in make $(server_tools "$server"); do
@@ -160,6 +180,9 @@ verify_clean() {
 			die "echo_sockops is still attached to a cgroup ('bpftool cgroup tree')"
 		fi
 		;;
+	kecho)
+		! module_loaded kecho || die "the kecho module is still loaded"
+		;;
 	esac
 }
 
@@ -172,6 +195,9 @@ server_status() {
 		kill -USR1 "$pid" 2>/dev/null && sleep 0.2
 		echo "cgroup:      $(ebpf_cgroup "$(state port)")"
 		grep '^counters ' "$STATE_DIR/server.log" | tail -n1
+		;;
+	kecho)
+		echo "counters:    $(cat /proc/kecho 2>/dev/null)"
 		;;
 	esac
 }
@@ -227,8 +253,47 @@ echo_ok() {
 		>/dev/null 2>&1
 }
 
+module_loaded() { grep -q "^$1 " /proc/modules 2>/dev/null; }
+
+# Is the recorded server still there? A process, or for kecho the module.
+running() {
+	local server=$1 pid=$2 exe=$3
+	if [[ $server == kecho ]]; then
+		module_loaded kecho
+	else
+		alive "$pid" "$exe"
+	fi
+}
+
+# Kernel log lines since the server started.
+new_dmesg() {
+	dmesg 2>/dev/null | tail -n +"$(($(state dmesg.lines) + 1))"
+}
+
+# Starts SERVER; sets pid (empty for the module). Output goes to the log.
+launch() {
+	local server=$1 port=$2 bin
+	shift 2
+	bin=$(server_binary "$server")
+	echo "$bin" >"$STATE_DIR/exe"
+	if [[ $server == kecho ]]; then
+		# SERVER-ARGS are module parameters here: mode=bound, backlog=N.
+		if ! insmod "$bin" port="$port" "$@" >"$STATE_DIR/server.log" 2>&1; then
+			new_dmesg | grep -i kecho >>"$STATE_DIR/server.log"
+			sed 's/^/  | /' "$STATE_DIR/server.log" >&2
+			restore_sysctls
+			rm -rf "$STATE_DIR"
+			die "insmod kecho.ko failed (its messages are above)"
+		fi
+		pid=
+		return 0
+	fi
+	setsid "$bin" --port "$port" "$@" </dev/null >"$STATE_DIR/server.log" 2>&1 &
+	pid=$!
+}
+
 start_server() {
-	local server=$1 port=$2 why bin pid i
+	local server=$1 port=$2 why pid i
 	shift 2
 	need_root "$server"
 	why=$(server_unavailable "$server")
@@ -244,26 +309,24 @@ start_server() {
 	: >"$STATE_DIR/sysctl.orig"
 	raise_sysctl net.core.somaxconn "$WANT_BACKLOG"
 	raise_sysctl net.ipv4.tcp_max_syn_backlog "$WANT_BACKLOG"
+	dmesg 2>/dev/null | wc -l >"$STATE_DIR/dmesg.lines"
 
-	bin=$(server_binary "$server")
-	setsid "$bin" --port "$port" "$@" </dev/null >"$STATE_DIR/server.log" 2>&1 &
-	pid=$!
+	launch "$server" "$port" "$@"
 	echo "$server" >"$STATE_DIR/server"
 	echo "$pid" >"$STATE_DIR/pid"
 	echo "$port" >"$STATE_DIR/port"
-	echo "$bin" >"$STATE_DIR/exe"
 	echo "$*" >"$STATE_DIR/args"
 	date +%s >"$STATE_DIR/started"
 
 	for ((i = 0; i < READY_TIMEOUT_S * 10; i++)); do
-		if ! alive "$pid"; then
-			wait "$pid" 2>/dev/null || true
+		if ! running "$server" "$pid" "$(state exe)"; then
+			[[ -z $pid ]] || wait "$pid" 2>/dev/null || true
 			sed 's/^/  | /' "$STATE_DIR/server.log" >&2
 			stop_server quiet
 			die "$server exited before it served (its output is above)"
 		fi
 		if echo_ok "$port"; then
-			say "$server running: pid $pid, port $port (log: $STATE_DIR/server.log)"
+			say "$server running: ${pid:+pid $pid, }port $port (log: $STATE_DIR/server.log)"
 			return 0
 		fi
 		sleep 0.1
@@ -272,9 +335,26 @@ start_server() {
 	die "$server did not answer an echo on port $port within ${READY_TIMEOUT_S}s; its log was $STATE_DIR/server.log"
 }
 
+# Ends a server process: SIGTERM, then SIGKILL after a grace period.
+terminate() {
+	local server=$1 pid=$2 exe=$3 i
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
+		alive "$pid" "$exe" || break
+		sleep 0.1
+	done
+	if alive "$pid" "$exe"; then
+		say "$server (pid $pid) ignored SIGTERM for ${STOP_TIMEOUT_S}s: killing it"
+		kill -KILL "$pid" 2>/dev/null || true
+		sleep 0.2
+	fi
+	wait "$pid" 2>/dev/null || true
+	! alive "$pid" "$exe" || die "$server (pid $pid) is still running after SIGKILL"
+}
+
 # stop_server [quiet]: stops the running server, then checks the cleanup.
 stop_server() {
-	local quiet=${1:-} server pid port exe i gone_before=
+	local quiet=${1:-} server pid port exe gone_before='' bad
 	server=$(state server)
 	if [[ -z $server ]]; then
 		[[ -n $quiet ]] || say "no server is running"
@@ -284,32 +364,25 @@ stop_server() {
 	port=$(state port)
 	exe=$(state exe)
 
-	if ! alive "$pid" "$exe"; then
+	if ! running "$server" "$pid" "$exe"; then
 		gone_before=1
+	elif [[ $server == kecho ]]; then
+		rmmod kecho || die "rmmod kecho failed; see dmesg"
 	else
-		kill -TERM "$pid" 2>/dev/null || true
-		for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
-			alive "$pid" "$exe" || break
-			sleep 0.1
-		done
-		if alive "$pid" "$exe"; then
-			say "$server (pid $pid) ignored SIGTERM for ${STOP_TIMEOUT_S}s: killing it"
-			kill -KILL "$pid" 2>/dev/null || true
-			sleep 0.2
-		fi
+		terminate "$server" "$pid" "$exe"
 	fi
-	wait "$pid" 2>/dev/null || true
 	restore_sysctls
 	verify_clean "$server" "$port"
 
-	alive "$pid" "$exe" && die "$server (pid $pid) is still running after SIGKILL"
 	[[ -z $(listeners "$port") ]] ||
 		die "$server stopped but port $port is still listening ($(port_owner "$port"))"
+	bad=$(new_dmesg | grep -E 'WARNING|BUG|Oops|Call Trace|refcount_t' || true)
+	[[ -z $bad ]] || die "the kernel logged problems while $server ran:"$'\n'"$bad"
 	rm -rf "$STATE_DIR"
 	if [[ -n $gone_before ]]; then
-		say "$server (pid $pid) had already exited (killed or crashed); cleaned up after it, port $port is free"
+		say "$server${pid:+ (pid $pid)} had already gone (killed or crashed); cleaned up after it, port $port is free"
 	elif [[ -z $quiet ]]; then
-		say "stopped $server (pid $pid); port $port is free"
+		say "stopped $server${pid:+ (pid $pid)}; port $port is free"
 	fi
 }
 
@@ -323,13 +396,13 @@ show_status() {
 	pid=$(state pid)
 	port=$(state port)
 	started=$(state started)
-	if ! alive "$pid" "$(state exe)"; then
-		echo "$server: pid $pid is gone (crashed or killed); './run.sh stop' cleans up"
+	if ! running "$server" "$pid" "$(state exe)"; then
+		echo "$server${pid:+ (pid $pid)} is gone (crashed or killed); './run.sh stop' cleans up"
 		return 1
 	fi
 	conns=$(ss -Htn state established "sport = :$port" 2>/dev/null | wc -l)
 	echo "server:      $server"
-	echo "pid:         $pid"
+	echo "pid:         ${pid:-(kernel module)}"
 	echo "port:        $port"
 	echo "args:        $(state args)"
 	echo "uptime:      $(($(date +%s) - ${started:-0}))s"
@@ -341,27 +414,66 @@ show_status() {
 	server_status "$server" "$pid"
 }
 
-# bench SERVER [--port N] [bench args]: the main job in one command.
+# bench SERVER [--port N] [--out DIR] [bench args]: the main job in one
+# command.
 run_bench() {
-	local server=$1 port=$DEFAULT_PORT out rc=0
+	local server=$1 port=$DEFAULT_PORT dir='' out rc=0
 	shift
-	if [[ ${1:-} == --port ]]; then
-		[[ $# -ge 2 ]] || usage_error "--port needs a value"
-		port=$(parse_port "$2")
-		shift 2
-	fi
+	while (($#)); do
+		case $1 in
+		--port)
+			[[ $# -ge 2 ]] || usage_error "--port needs a value"
+			port=$(parse_port "$2")
+			shift 2
+			;;
+		--out)
+			[[ $# -ge 2 ]] || usage_error "--out needs a directory"
+			dir=$2
+			shift 2
+			;;
+		*) break ;;
+		esac
+	done
 	start_server "$server" "$port"
-	out=$ROOT/results/runs/$(date +%Y%m%d-%H%M%S)-$server
-	mkdir -p "$out"
-	out=$out/$server-1.tsv
+	dir=${dir:-$ROOT/results/runs/$(date +%Y%m%d-%H%M%S)-$server}
+	mkdir -p "$dir"
+	out=$dir/$server-1.tsv
 	say "bench against $server: ${*:--t 1000 -r 10}"
 	# Defaults first: flags given later on the command line win.
 	"$BENCH" -t 1000 -r 10 -p "$port" -l "$server" -o "$out" \
-		--meta where=native "$@" || rc=$?
+		--meta "where=$WHERE" "$@" || rc=$?
 	[[ " $* " != *" -q "* && " $* " != *" --quiet "* ]] ||
 		say "raw samples: $out"
 	stop_server
 	return "$rc"
+}
+
+# The kernel release the guest boots; kecho.ko must be built for it.
+build_for_guest() {
+	local kver
+	kver=$("$ROOT/vm/run-vm.sh" --print-kernel) || exit 1
+	make -C "$ROOT" --no-print-directory bench user ebpf tests >/dev/null ||
+		die "the build failed: run 'make all' to see why"
+	if [[ ! -e $ROOT/kecho/kecho.ko || $(kecho_vermagic) != "$kver" ]]; then
+		say "building kecho.ko for the guest kernel $kver"
+		make -C "$ROOT/kecho" --no-print-directory clean >/dev/null
+		make -C "$ROOT/kecho" --no-print-directory KDIR="/lib/modules/$kver/build" >/dev/null ||
+			die "building kecho.ko for $kver failed: run 'make -C kecho KDIR=/lib/modules/$kver/build'"
+	fi
+}
+
+# --vm SERVER [--port N] [bench args]: start SERVER and bench it in the
+# qemu guest; the raw file comes back to results/runs/.
+run_in_vm() {
+	local server=$1 dir
+	shift
+	need_root --vm
+	[[ -x $ROOT/vm/run-vm.sh ]] || die "the qemu guest harness (vm/) is missing"
+	build_for_guest
+	dir=$ROOT/results/runs/$(date +%Y%m%d-%H%M%S)-vm-$server
+	mkdir -p "$dir"
+	"$ROOT/vm/run-vm.sh" --timeout "${VM_TIMEOUT:-1800}" --out "$dir" -- \
+		env ECHOLAB_WHERE=vm ./run.sh bench "$server" --out /out "$@"
 }
 
 main() {
@@ -383,6 +495,20 @@ main() {
 		;;
 	compare)
 		exec "$ROOT/scripts/compare.sh" "$@"
+		;;
+	--vm)
+		server=${1:-}
+		shift || true
+		[[ $server != compare ]] || exec "$ROOT/scripts/compare.sh" --vm "$@"
+		is_server "$server" || usage_error "--vm: name a server (${SERVERS[*]}) or compare"
+		run_in_vm "$server" "$@"
+		;;
+	vm-build) # for scripts: build everything the guest needs
+		build_for_guest
+		;;
+	entries) # for scripts: what compare measures, "label server [args]"
+		printf '%s\n' "user user" "ebpf ebpf" "kecho-unbound kecho mode=unbound" \
+			"kecho-bound kecho mode=bound" "kecho-kthread kecho mode=kthread"
 		;;
 	servers) # for scripts: the servers, in order
 		printf '%s\n' "${SERVERS[@]}"

@@ -22,6 +22,7 @@ SWEEP_KEY=
 SWEEP_VALUES=()
 BENCH_ARGS=()
 OUT=
+GUEST_ARGS=()	# the command line minus --vm, for the compare in the guest
 
 # Set while running, for the interrupt handler.
 RUNNING=
@@ -63,6 +64,16 @@ usage_error() {
 say() { echo "compare: $*"; }
 
 parse_args() {
+	local a skip_next=''
+	for a in "$@"; do
+		if [[ -n $skip_next ]]; then
+			skip_next=''
+		elif [[ $a == --out ]]; then
+			skip_next=1	# the guest writes to /out
+		elif [[ $a != --vm ]]; then
+			GUEST_ARGS+=("$a")
+		fi
+	done
 	while (($#)); do
 		case $1 in
 		-h | --help)
@@ -171,18 +182,21 @@ bench_run() {
 	local server=$1 file=$2
 	shift 2
 	in_client "$BENCH" -H "$(server_host)" -p "$PORT" -l "$server" -o "$file" \
-		--meta "where=$PLACE" "${BENCH_ARGS[@]}" "$@" || true
+		--meta "where=$WHERE" "${BENCH_ARGS[@]}" "$@" || true
 }
 
-# measure_server SERVER: fails (after saying why) when SERVER does not start.
+# measure_server LABEL SERVER [ARGS...]: fails (after saying why) when
+# the server does not start.
 measure_server() {
-	local server=$1 rep file tag args=() v
-	in_server "$RUN" "$server" --port "$PORT" 2>&1 | sed 's/^/  /'
+	local label=$1 server=$2 rep file tag v
+	local args=()
+	shift 2
+	in_server "$RUN" "$server" --port "$PORT" ${1:+-- "$@"} 2>&1 | sed 's/^/  /'
 	((PIPESTATUS[0] == 0)) || return 1
 	RUNNING=$server
 	# Warm-up: caches, page cache, BPF JIT, accept queue; not recorded.
 	in_client "$BENCH" -H "$(server_host)" -p "$PORT" -t 10 -r 10 -q -o /dev/null \
-		>/dev/null || say "warning: the warm-up against $server had failures"
+		>/dev/null || say "warning: the warm-up against $label had failures"
 	for v in "${SWEEP_VALUES[@]:-}"; do
 		args=()
 		tag=
@@ -191,9 +205,9 @@ measure_server() {
 			tag=-$SWEEP_KEY$v
 		fi
 		for ((rep = 1; rep <= REPEAT; rep++)); do
-			file=$OUT/$server$tag-$rep.tsv
-			say "$server${tag:+ ($SWEEP_KEY=$v)}: run $rep of $REPEAT"
-			bench_run "$server" "$file" --meta "repeat=$rep" "${args[@]}" -q |
+			file=$OUT/$label$tag-$rep.tsv
+			say "$label${tag:+ ($SWEEP_KEY=$v)}: run $rep of $REPEAT"
+			bench_run "$label" "$file" --meta "repeat=$rep" "${args[@]}" -q |
 				tee -a "$OUT/summaries.txt"
 		done
 		drain_time_wait
@@ -208,7 +222,7 @@ write_meta() {
 	local f=$OUT/meta.txt
 	{
 		echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-		echo "place=$PLACE"
+		echo "place=$WHERE"
 		echo "kernel=$(uname -r)"
 		echo "cpu=$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n1)"
 		echo "cores=$(nproc)"
@@ -222,7 +236,7 @@ write_meta() {
 		echo "tcp_max_syn_backlog=$(in_server sysctl -n net.ipv4.tcp_max_syn_backlog) (likewise)"
 		echo "ip_local_port_range=$(in_client sysctl -n net.ipv4.ip_local_port_range | tr '\t' -)"
 		echo "tcp_tw_reuse=$(in_client sysctl -n net.ipv4.tcp_tw_reuse)"
-		echo "git=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
+		echo "git=${ECHOLAB_GIT:-$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)}"
 	} >"$f"
 }
 
@@ -261,7 +275,7 @@ write_summary() {
 			for s in "${SKIPPED[@]}"; do echo "- $s"; done
 			echo
 		fi
-		echo "Raw files: \`SERVER[-SWEEP]-RUN.tsv\`; redraw with \`make plots RESULTS=$(basename "$OUT")\`."
+		echo "Raw files: \`SERVER[-SWEEP]-RUN.tsv\`; redraw with \`make plots RESULTS=${OUT#"$ROOT"/results/}\`."
 	} >"$f"
 }
 
@@ -300,20 +314,33 @@ on_interrupt() {
 	exit 130
 }
 
+# --vm: the same comparison, run by the guest's own run.sh, into our OUT.
 run_in_vm() {
-	[[ -x $ROOT/vm/run-vm.sh ]] ||
-		die "the qemu guest harness (vm/) is not part of this checkout yet"
-	exec "$ROOT/vm/run-vm.sh" --compare "$@"
+	local rev rc
+	"$RUN" vm-build
+	rev=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
+	mkdir -p "$OUT"
+	say "booting the qemu guest; everything below runs inside it"
+	"$ROOT/vm/run-vm.sh" --timeout "${VM_TIMEOUT:-5000}" --out "$OUT" -- \
+		env ECHOLAB_WHERE=vm ECHOLAB_GIT="$rev" ./run.sh compare --out /out "${GUEST_ARGS[@]}" |
+		sed "s|/out|$OUT|g"
+	rc=${PIPESTATUS[0]}
+	# The guest has no gnuplot: the host draws, from the raw files alone.
+	if compgen -G "$OUT/*.tsv" >/dev/null; then
+		"$ROOT/results/plot.sh" "$OUT" | sed 's/^/  /'
+	fi
+	echo "results: $OUT"
+	exit "$rc"
 }
 
 main() {
-	local s why
+	local label server args why
 	[[ $(id -u) -eq 0 ]] || die "compare needs root (it starts servers): run it with sudo"
 	[[ -x $BENCH ]] || make -C "$ROOT" --no-print-directory bench >/dev/null
 	parse_args "$@"
-	[[ $PLACE != vm ]] || run_in_vm "$@"
-
+	WHERE=${ECHOLAB_WHERE:-$PLACE}
 	OUT=${OUT:-$ROOT/results/$(date +%Y%m%d-%H%M%S)-$PLACE}
+	[[ $PLACE != vm ]] || run_in_vm
 	mkdir -p "$OUT"
 	: >"$OUT/summaries.txt"
 	trap on_interrupt INT TERM
@@ -323,32 +350,33 @@ main() {
 
 	MEASURED=()
 	SKIPPED=()
-	mapfile -t servers < <("$RUN" servers)
-	for s in "${servers[@]}"; do
-		why=$("$RUN" why-not "$s" "$PLACE")
+	while read -r label server args; do
+		why=$("$RUN" why-not "$server" "$PLACE")
 		if [[ -n $why ]]; then
-			say "$s: not measured here: $why"
-			SKIPPED+=("\`$s\`: $why")
+			say "$label: not measured here: $why"
+			SKIPPED+=("\`$label\`: $why")
 			continue
 		fi
-		say "$s: start"
+		say "$label: start"
 		drain_time_wait
-		if ! measure_server "$s"; then
-			say "$s: did not start (its message is above)"
-			SKIPPED+=("\`$s\`: did not start here; \`sudo ./run.sh $s\` shows why")
+		# shellcheck disable=SC2086 # args: zero or more module parameters
+		if ! measure_server "$label" "$server" $args; then
+			say "$label: did not start (its message is above)"
+			SKIPPED+=("\`$label\`: did not start here; \`sudo ./run.sh $server\` shows why")
 			continue
 		fi
-		MEASURED+=("$s")
-	done
+		MEASURED+=("$label")
+	done < <("$RUN" entries)
 	trap - INT TERM
 	cleanup
 
 	write_summary
-	if ((${#MEASURED[@]})); then
+	# In the guest (no gnuplot) the host draws once the guest is done.
+	if ((${#MEASURED[@]})) && [[ $WHERE != vm ]]; then
 		"$ROOT/results/plot.sh" "$OUT" | sed 's/^/  /'
 	fi
 	cat "$OUT/summary.md"
-	echo "results: $OUT"
+	[[ $WHERE == vm ]] || echo "results: $OUT"	# the host says it, after plotting
 }
 
 main "$@"

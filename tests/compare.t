@@ -19,10 +19,14 @@ trap cleanup EXIT
 
 is_png() { [[ $(head -c 8 "$1" 2>/dev/null | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]]; }
 
-# The servers that can run here: the table must have one row for each.
-mapfile -t runnable < <(for s in $("$RUN" servers); do
-	[[ -n $("$RUN" why-not "$s") ]] || echo "$s"
-done)
+# What compare measures ("label server [module args]") and what of it can
+# run here: the table must have one row for each of those.
+mapfile -t entries < <("$RUN" entries)
+runnable=()
+for e in "${entries[@]}"; do
+	read -r label server _ <<<"$e"
+	[[ -n $("$RUN" why-not "$server") ]] || runnable+=("$label")
+done
 
 plan 26
 
@@ -46,12 +50,14 @@ rows=$(grep -cE '^\| [a-z-]+ \| [0-9]+ \|' "$TMP/native/summary.md")
 is "$rows" "${#runnable[@]}" "compare/native: one summary row per server that ran"
 grep -qE '^\| user \| 100 \| 0 \|' "$TMP/native/summary.md"
 ok $? "compare/native: user row: 100 samples, 0 failed"
-for s in $("$RUN" servers); do
-	why=$("$RUN" why-not "$s")
-	[[ -z $why ]] && continue
-	grep -qF "\`$s\`: $why" "$TMP/native/summary.md"
-	ok $? "compare/native: $s is listed with the reason it did not run"
+unlisted=
+for e in "${entries[@]}"; do
+	read -r label server _ <<<"$e"
+	why=$("$RUN" why-not "$server")
+	[[ -z $why ]] || grep -qF "\`$label\`: $why" "$TMP/native/summary.md" ||
+		unlisted+=" $label"
 done
+is "$unlisted" "" "compare/native: what could not run is listed with the reason"
 grep -q '^git=' "$TMP/native/meta.txt" && grep -q '^bench_args=-t 50 -r 2' "$TMP/native/meta.txt"
 ok $? "compare/native: meta.txt has the bench flags and the git revision"
 

@@ -13,6 +13,8 @@
 #                    also copy HOST (a file or directory) into the guest, at
 #                    GUEST or the same path; ELF files bring their libraries
 #   --kernel-log     show kernel messages up to KERN_DEBUG on the console
+#   --print-kernel   print the release of the kernel the guest would boot
+#                    (what kecho.ko must be built for), and exit
 #   -h, --help
 #
 # The guest gets busybox, the repository at /lab (built binaries included,
@@ -98,6 +100,11 @@ parse_args() {
 		--kernel-log)
 			kernel_log=1
 			shift
+			;;
+		--print-kernel)
+			find_kernel
+			echo "$kver"
+			exit 0
 			;;
 		-h | --help)
 			usage
@@ -214,11 +221,16 @@ mount -t sysfs sysfs /sys
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
+# bash process substitution <(...) needs /dev/fd
+ln -sf /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 mount -t bpf bpf /sys/fs/bpf
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing
-hostname kecho-vm
+hostname echolab-vm
 ip link set lo up
 while read -r m; do
 	insmod "/lib/modules/$kver/\$m" || echo "init: insmod \$m failed"
