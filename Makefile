@@ -11,8 +11,12 @@
 #   bench   bench/bench                    the load client
 #   user    user-echo/user-echo-server     the epoll server
 #   ebpf    ebpf-echo/ebpf-echo-server     the sockmap server and its BPF programs
+#   kecho   kecho/kecho.ko                 the kernel module (KDIR= picks the kernel)
+#
+#   make vm-check   the tests that run in the qemu guest (kecho); check runs them too
+#   make lint       shellcheck on the scripts, checkpatch.pl on kecho
 
-PARTS := bench user ebpf
+PARTS := bench user ebpf kecho
 
 all: $(PARTS)
 
@@ -24,6 +28,9 @@ user:
 
 ebpf:
 	$(MAKE) -C ebpf-echo
+
+kecho:
+	$(MAKE) -C kecho
 
 deps:
 	./scripts/deps.sh
@@ -40,7 +47,12 @@ check:
 	prove -v tests/*.t
 
 lint:
-	shellcheck -x run.sh .ci/run scripts/*.sh tests/*.t tests/lib.sh results/*.sh
+	shellcheck -x run.sh .ci/run scripts/*.sh tests/*.t tests/lib.sh \
+		tests/guest/*.sh results/*.sh vm/*.sh kecho/*.sh
+	$(MAKE) -C kecho lint
+
+vm-check: all tests
+	prove -v tests/vm-*.t
 
 # RESULTS=DIR (a path, or a name under results/); default: the newest.
 plots: bench
@@ -50,6 +62,7 @@ clean:
 	$(MAKE) -C bench clean
 	$(MAKE) -C user-echo clean
 	$(MAKE) -C ebpf-echo clean
+	$(MAKE) -C kecho clean
 	$(MAKE) -C tests clean
 
-.PHONY: all $(PARTS) deps tests check lint plots clean
+.PHONY: all $(PARTS) deps tests check vm-check lint plots clean

@@ -23,6 +23,14 @@ PACKAGES=(
 	bpftool             # ebpf: vmlinux.h, skeleton; run.sh verifies cleanup with it
 	libelf-dev          # ebpf: libbpf links against libelf
 	zlib1g-dev          # ebpf: and zlib
+	kmod                # kecho: insmod, rmmod
+	linux-headers-amd64 # kecho: the kbuild tree it builds against
+	linux-image-amd64   # vm: the guest's kernel (Debian 12: 6.1) and its modules
+	linux-source-6.1    # make lint: scripts/checkpatch.pl, inside its tarball
+	xz-utils            # make lint: to unpack checkpatch.pl from that tarball
+	qemu-system-x86     # vm: the qemu guest (TCG)
+	busybox-static      # vm: the guest's userland
+	cpio                # vm: packs the guest's initramfs
 	shellcheck          # make lint
 )
 
@@ -38,7 +46,7 @@ missing_packages() {
 	done
 }
 
-# Ubuntu ships bpftool inside linux-tools, not as a package of its own.
+# Ubuntu names some of these differently (bpftool lives in linux-tools).
 available() {
 	local pkg
 	for pkg in "$@"; do
@@ -48,6 +56,9 @@ available() {
 			echo "deps: no 'bpftool' package here; using linux-tools-common and linux-tools-$(uname -r)" >&2
 			echo linux-tools-common
 			echo "linux-tools-$(uname -r)"
+		elif [[ $pkg == linux-headers-amd64 ]]; then
+			echo "deps: no '$pkg' here; using linux-headers-$(uname -r)" >&2
+			echo "linux-headers-$(uname -r)"
 		else
 			echo "deps: warning: no package '$pkg' in the apt sources; skipping it" >&2
 		fi

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Runs inside the qemu guest (tests/vm-kecho.t boots it): kecho in each
+# mode, bad parameters, rmmod under open connections, starvation. TAP.
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/../lib.sh"
+
+PIDS=()
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	"$RUN" stop >/dev/null 2>&1
+}
+trap cleanup EXIT
+
+tcp_inuse() { awk '/^TCP:/ { print $3 }' /proc/net/sockstat; }
+kernel_trouble() { dmesg | grep -E 'WARNING|BUG|Oops|Call Trace|refcount_t' || true; }
+counter() { tr ' ' '\n' </proc/kecho | sed -n "s/^$1=//p"; }
+
+# wait_open N: until kecho counts N open connections (10 s at most).
+wait_open() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[[ $(counter open) == "$1" ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# back_to_baseline N: TCP sockets in use drop back to N (5 s at most).
+back_to_baseline() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		(($(tcp_inuse) <= $1)) && return 0
+		sleep 0.1
+	done
+	diag "TCP inuse $(tcp_inuse), baseline $1"
+	return 1
+}
+
+summary_ok() {
+	local name=$1 want=$2 out
+	shift 2
+	out=$(bounded 300 "$BENCH" -p "$PORT" -q -o /dev/null "$@")
+	is "$(field "$out" samples)/$(field "$out" failed)" "$want/0" "$name"
+}
+
+plan 41
+
+baseline=$(tcp_inuse)
+for mode in unbound bound kthread; do
+	"$RUN" kecho -- "mode=$mode" >/dev/null
+	ok $? "kecho/$mode: insmod"
+	is "$(counter mode)" "$mode" "kecho/$mode: /proc/kecho says mode=$mode"
+	summary_ok "kecho/$mode: bench -t 100 -r 3, failed=0" 300 -t 100 -r 3
+	summary_ok "kecho/$mode: a 1 MiB message comes back exactly" 1 -t 1 -r 1 -s 1048576
+	"$PROBE" reset "$PORT" 1048576
+	"$PROBE" reset "$PORT" 100
+	summary_ok "kecho/$mode: serving after client resets" 20 -t 10 -r 2
+	"$PROBE" halfclose "$PORT" 65536
+	ok $? "kecho/$mode: half-close: 64 KiB echoed, then EOF"
+	"$RUN" stop >/dev/null
+	ok $? "kecho/$mode: rmmod (run.sh stop checks module, port, dmesg)"
+	back_to_baseline "$baseline"
+	ok $? "kecho/$mode: /proc/net/sockstat back to its baseline"
+done
+
+# Bad parameters: insmod fails with EINVAL, dmesg names the parameter.
+for p in port=0 port=65536 port=abc backlog=0 mode=foo mode=; do
+	out=$(insmod "$ROOT/kecho/kecho.ko" "$p" 2>&1)
+	rc=$?
+	name=${p%%=*}
+	((rc != 0)) && ! grep -q '^kecho ' /proc/modules && dmesg | tail -n 6 | grep -q "kecho: invalid $name="
+	ok $? "kecho/bad-param: $p rejected, dmesg names '$name'"
+done
+
+# rmmod with 100 idle connections open.
+"$RUN" kecho >/dev/null
+"$PROBE" hold "$PORT" 100 60 >/dev/null &
+PIDS+=($!)
+wait_open 100
+ok $? "kecho/rmmod-busy: 100 idle connections open"
+"$RUN" stop >/dev/null
+ok $? "kecho/rmmod-busy: rmmod succeeds"
+! grep -q '^kecho ' /proc/modules
+ok $? "kecho/rmmod-busy: module gone"
+kill "${PIDS[@]}" 2>/dev/null
+wait "${PIDS[@]}" 2>/dev/null
+PIDS=()
+back_to_baseline "$baseline"
+ok $? "kecho/rmmod-busy: sockstat back to its baseline"
+
+# Starvation: 1000 idle connections must not keep a new client waiting.
+for mode in unbound bound kthread; do
+	"$RUN" kecho -- "mode=$mode" >/dev/null
+	"$PROBE" hold "$PORT" 1000 120 >/dev/null &
+	PIDS+=($!)
+	wait_open 1000
+	ok $? "kecho/starvation/$mode: 1000 idle connections open"
+	summary_ok "kecho/starvation/$mode: a new client gets its echo" 5 -t 5 -r 1 -T 5000
+	"$RUN" stop >/dev/null
+	kill "${PIDS[@]}" 2>/dev/null
+	wait "${PIDS[@]}" 2>/dev/null
+	PIDS=()
+done
+
+is "$(kernel_trouble)" "" "kecho/dmesg: no WARNING, BUG, Oops or refcount errors"
+
+done_testing
