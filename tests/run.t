@@ -18,7 +18,7 @@ usage_error() {
 	like "$out" "run.sh: .*Try './run.sh --help'" "run/$name: says why"
 }
 
-plan 31
+plan 33
 
 usage_error no-command
 usage_error unknown-server nosuchserver
@@ -70,6 +70,16 @@ for png in boxplot cdf scatter-user; do
 	ok $? "run/plots: $png.png is a PNG"
 done
 rm -rf "$plotdir" "$raw"
+
+# kecho where modules cannot load: say so, point to the guest.
+if [[ ! -e /proc/modules ]]; then
+	out=$("$RUN" kecho 2>&1)
+	is $? 1 "run/kecho-no-modules: exit 1"
+	like "$out" "CONFIG_MODULES=n.*--vm kecho" "run/kecho-no-modules: says why and points to --vm"
+else
+	skip "run/kecho-no-modules: exit 1" "this kernel loads modules"
+	skip "run/kecho-no-modules: says why and points to --vm" "this kernel loads modules"
+fi
 
 # What ./bench/bench reports after ./run.sh user: the server's name.
 "$RUN" user >/dev/null

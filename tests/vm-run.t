@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# run.sh --vm SERVER and run.sh compare --vm: each server measured in the
+# qemu guest, raw files back on the host, plots drawn there.
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+need_root_or_skip_all
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+plan 13
+
+for server in user ebpf kecho; do
+	out=$(VM_TIMEOUT=600 "$RUN" --vm "$server" -t 50 -r 2 -q 2>&1)
+	ok $? "vm-run/$server: run.sh --vm $server exits 0"
+	raw=$(ls -1dt "$ROOT"/results/runs/*-vm-"$server"/"$server"-1.tsv 2>/dev/null | head -n1)
+	[[ -n $raw ]] && grep -q '^# where=vm' "$raw" && grep -q '^# kernel=6\.1\.' "$raw"
+	ok $? "vm-run/$server: raw file back on the host, from the guest's 6.1 kernel"
+	is "$(grep -vc '^#' "$raw" 2>/dev/null)/$(grep -c 'ok$' "$raw" 2>/dev/null)" 100/100 \
+		"vm-run/$server: 100 samples, all ok"
+	[[ -n $raw ]] && rm -rf "$(dirname "$raw")"
+done
+
+out=$(VM_TIMEOUT=900 "$RUN" compare --vm -t 20 -r 2 --repeat 1 --out "$TMP/vm" 2>&1)
+ok $? "vm-compare: exit 0"
+is "$(tail -n1 <<<"$out")" "results: $TMP/vm" "vm-compare: last line names the directory"
+rows=$(grep -cE '^\| [a-z-]+ \| 40 \| 0 \|' "$TMP/vm/summary.md")
+is "$rows" 5 "vm-compare: user, ebpf and kecho's three modes, 40 samples each, 0 failed"
+[[ $(head -c 8 "$TMP/vm/boxplot.png" 2>/dev/null | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]]
+ok $? "vm-compare: the host drew the box plot"
+
+done_testing
