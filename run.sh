@@ -472,8 +472,11 @@ run_in_vm() {
 	build_for_guest
 	dir=$ROOT/results/runs/$(date +%Y%m%d-%H%M%S)-vm-$server
 	mkdir -p "$dir"
+	# The guest's /out is $dir here: say so in its output.
 	"$ROOT/vm/run-vm.sh" --timeout "${VM_TIMEOUT:-1800}" --out "$dir" -- \
-		env ECHOLAB_WHERE=vm ./run.sh bench "$server" --out /out "$@"
+		env ECHOLAB_WHERE=vm ./run.sh bench "$server" --out /out "$@" |
+		sed "s|/out/|$dir/|g"
+	return "${PIPESTATUS[0]}"
 }
 
 main() {
