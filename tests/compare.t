@@ -8,6 +8,8 @@ source "$(dirname "$0")/lib.sh"
 need_root_or_skip_all
 
 TMP=$(mktemp -d)
+# Function, not timing: do not wait for the TIME_WAIT of earlier tests.
+export ECHOLAB_TW_MAX=1000000
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
 	"$RUN" stop >/dev/null 2>&1
