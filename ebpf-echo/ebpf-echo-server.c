@@ -46,6 +46,7 @@
 #define ACCEPT_PAUSE_MS		100	/* after EMFILE: retry this much later */
 #define DRAIN_IDLE_MS		5000	/* give up on a silent half-closed peer */
 #define TICK_MS			4	/* poll period while something waits */
+#define SWEEP_MS		200	/* read quiet connections this often */
 
 static struct env {
 	int port;
@@ -65,6 +66,8 @@ static struct env {
 
 struct conn {
 	int fd;
+	struct echo_key key;	/* as the BPF side sees the socket */
+	bool in_map;		/* the kernel echoes for it (sock_ops inserted it) */
 	__u32 events;		/* epoll interest, always EPOLLET */
 	bool eof;		/* client sent FIN: wait for the echo, then close */
 	char *pend;		/* echo bytes the socket did not take yet */
@@ -76,6 +79,10 @@ struct conn {
 
 static struct server {
 	int epfd, lfd, sigfd;
+	int socks_fd;		/* the SOCKHASH */
+	struct ring_buffer *passed;	/* echo_passed: who got bytes passed up */
+	long long last_sweep;	/* see sweep_quiet_connections() */
+	int max_fd;
 	struct conn **conns;	/* indexed by fd */
 	int nconns_max;
 	struct conn *draining;
@@ -83,7 +90,8 @@ static struct server {
 	long long accept_resume;
 	__u64 userspace_bytes;	/* echoed by this process, not the kernel */
 	__u64 accepted, closed, eagain_reads, drain_timeouts, preaccept;
-} srv = { .epfd = -1, .lfd = -1, .sigfd = -1 };
+	__u64 conn_events;	/* epoll events on connections: not per message */
+} srv = { .epfd = -1, .lfd = -1, .sigfd = -1, .socks_fd = -1 };
 
 static char cg_path[PATH_MAX];		/* our cgroup: <root>/ebpf-echo-<port> */
 static char cg_parent[PATH_MAX];	/* cgroup root we create it in */
@@ -447,12 +455,14 @@ static void print_counters(struct echo_bpf *skel)
 		sum.fin_skbs += v[i].fin_skbs;
 		sum.inserted_socks += v[i].inserted_socks;
 		sum.insert_failures += v[i].insert_failures;
+		sum.notify_failures += v[i].notify_failures;
 	}
 	free(v);
 	fprintf(stderr, "counters redirected_skbs=%llu redirected_bytes=%llu "
 		"passed_skbs=%llu passed_bytes=%llu lookup_misses=%llu "
 		"redirect_failures=%llu userspace_bytes=%llu fin_skbs=%llu "
-		"inserted_socks=%llu insert_failures=%llu\n",
+		"inserted_socks=%llu insert_failures=%llu notify_failures=%llu "
+		"userspace_wakeups=%llu\n",
 		(unsigned long long)sum.redirected_skbs,
 		(unsigned long long)sum.redirected_bytes,
 		(unsigned long long)sum.passed_skbs,
@@ -462,7 +472,9 @@ static void print_counters(struct echo_bpf *skel)
 		(unsigned long long)srv.userspace_bytes,
 		(unsigned long long)sum.fin_skbs,
 		(unsigned long long)sum.inserted_socks,
-		(unsigned long long)sum.insert_failures);
+		(unsigned long long)sum.insert_failures,
+		(unsigned long long)sum.notify_failures,
+		(unsigned long long)srv.conn_events);
 	vlog("userspace accepted=%llu preaccept_data=%llu closed=%llu "
 	     "eagain_reads=%llu drain_timeouts=%llu\n",
 	     (unsigned long long)srv.accepted, (unsigned long long)srv.preaccept,
@@ -656,6 +668,12 @@ static void conn_readable(struct conn *c)
 			 */
 			if (!got)
 				srv.eagain_reads++;
+			/* From now on the kernel echoes: every message would
+			 * still wake us (EPOLLIN), so watch only for FIN and
+			 * errors; echo_passed says when bytes come up to us.
+			 */
+			if (c->in_map)
+				conn_set_events(c, EPOLLRDHUP);
 			return;
 		}
 		conn_close(c);	/* ECONNRESET and friends */
@@ -670,6 +688,7 @@ static void conn_event(int fd, __u32 events)
 
 	if (!c)
 		return;
+	srv.conn_events++;
 	if (events & (EPOLLERR | EPOLLHUP)) {
 		conn_close(c);
 		return;
@@ -702,13 +721,73 @@ static void count_preaccept_data(int fd)
 		srv.preaccept++;
 }
 
+/* The socket's SOCKHASH key; true when sock_ops put it in the map. */
+static bool conn_lookup_key(struct conn *c)
+{
+	struct sockaddr_in local, peer;
+	socklen_t llen = sizeof(local), plen = sizeof(peer);
+	__u64 cookie;
+
+	if (getsockname(c->fd, (struct sockaddr *)&local, &llen) ||
+	    getpeername(c->fd, (struct sockaddr *)&peer, &plen) ||
+	    local.sin_family != AF_INET)
+		return false;
+	c->key.local_ip4 = local.sin_addr.s_addr;
+	c->key.remote_ip4 = peer.sin_addr.s_addr;
+	c->key.local_port = ntohs(local.sin_port);
+	c->key.remote_port = ntohs(peer.sin_port);
+	/* A SOCKHASH lookup from userspace yields the socket's cookie. */
+	return bpf_map_lookup_elem(srv.socks_fd, &c->key, &cookie) == 0;
+}
+
+/* echo_passed: the verdict passed bytes of this socket up to us. */
+static int on_passed(void *ctx, void *data, size_t size)
+{
+	const struct echo_key *key = data;
+	int fd;
+
+	(void)ctx;
+	if (size < sizeof(*key))
+		return 0;
+	for (fd = 0; fd <= srv.max_fd; fd++) {
+		struct conn *c = srv.conns[fd];
+
+		if (c && !memcmp(&c->key, key, sizeof(*key))) {
+			if (!c->pend_len && !c->eof)
+				conn_readable(c);
+			break;
+		}
+	}
+	return 0;	/* not yet accepted: its first read will find it */
+}
+
+/*
+ * Quiet connections are read now and then anyway, so that nothing waits
+ * for good when no notification comes: a full ring buffer, or a socket
+ * taken out of the map by hand (bpftool map delete), whose bytes then go
+ * to the plain receive queue without a word to us. One recv() per quiet
+ * connection every SWEEP_MS, instead of a wakeup per message.
+ */
+static void sweep_quiet_connections(void)
+{
+	int fd;
+
+	for (fd = 0; fd <= srv.max_fd; fd++) {
+		struct conn *c = srv.conns[fd];
+
+		if (c && !c->pend_len && !c->eof && !(c->events & EPOLLIN))
+			conn_readable(c);
+	}
+	srv.last_sweep = now_ms();
+}
+
 static void accept_connections(void)
 {
 	/* Edge-triggered: after pre-accept data the kernel can leave the
 	 * socket looking readable forever (README, "Kernel behaviour"), and a
 	 * level-triggered loop would spin on EAGAIN.
 	 */
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | EPOLLET };
 	int one = 1, i, fd;
 	struct conn *c;
 
@@ -743,6 +822,7 @@ static void accept_connections(void)
 		}
 		c->fd = fd;
 		c->events = ev.events;
+		c->in_map = conn_lookup_key(c);
 		ev.data.fd = fd;
 		if (epoll_ctl(srv.epfd, EPOLL_CTL_ADD, fd, &ev)) {
 			close(fd);
@@ -750,6 +830,8 @@ static void accept_connections(void)
 			continue;
 		}
 		srv.conns[fd] = c;
+		if (fd > srv.max_fd)
+			srv.max_fd = fd;
 		srv.accepted++;
 		if (env.verbose)
 			count_preaccept_data(fd);
@@ -930,9 +1012,12 @@ static int serve(struct echo_bpf *skel)
 	ev.data.fd = srv.sigfd;
 	if (epoll_ctl(srv.epfd, EPOLL_CTL_ADD, srv.sigfd, &ev))
 		return -errno;
+	ev.data.fd = ring_buffer__epoll_fd(srv.passed);
+	if (epoll_ctl(srv.epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		return -errno;
 
 	for (;;) {
-		timeout = srv.draining || srv.accept_paused ? TICK_MS : -1;
+		timeout = srv.draining || srv.accept_paused ? TICK_MS : SWEEP_MS;
 		n = epoll_wait(srv.epfd, events, MAX_EVENTS, timeout);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -945,12 +1030,16 @@ static int serve(struct echo_bpf *skel)
 			if (fd == srv.sigfd) {
 				if (!handle_signals(skel))
 					return 0;
+			} else if (fd == ring_buffer__epoll_fd(srv.passed)) {
+				ring_buffer__consume(srv.passed);
 			} else if (fd == srv.lfd) {
 				accept_connections();
 			} else {
 				conn_event(fd, events[i].events);
 			}
 		}
+		if (now_ms() - srv.last_sweep >= SWEEP_MS)
+			sweep_quiet_connections();
 		if (srv.draining)
 			check_draining();
 		if (srv.accept_paused && now_ms() >= srv.accept_resume)
@@ -998,6 +1087,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ebpf-echo-server: loading the BPF programs failed: "
 			"%s; the verifier or the kernel rejected them (run with "
 			"-v for the verifier log)\n", strerror(-err));
+		goto cleanup;
+	}
+
+	srv.socks_fd = bpf_map__fd(skel->maps.echo_socks);
+	srv.passed = ring_buffer__new(bpf_map__fd(skel->maps.echo_passed),
+				      on_passed, NULL, NULL);
+	if (!srv.passed) {
+		err = -errno;
+		fprintf(stderr, "ebpf-echo-server: ring buffer: %s\n",
+			strerror(-err));
 		goto cleanup;
 	}
 
@@ -1053,6 +1152,7 @@ cleanup:
 	}
 	if (srv.epfd >= 0)
 		close(srv.epfd);
+	ring_buffer__free(srv.passed);
 	bpf_link__destroy(link);
 	echo_bpf__destroy(skel);
 	if (cg_fd >= 0)

@@ -30,6 +30,16 @@ struct {
 	__type(value, struct echo_counters);
 } echo_counters SEC(".maps");
 
+/*
+ * Which sockets got bytes passed up to userspace. The loader watches only
+ * for FIN and errors on a socket once the kernel echoes for it, so that
+ * redirected messages never wake the process; this tells it when to read.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, ECHO_PASSED_RINGBUF);
+} echo_passed SEC(".maps");
+
 static __always_inline struct echo_counters *counters(void)
 {
 	__u32 zero = 0;
@@ -110,6 +120,8 @@ pass:
 	/* Never SK_DROP: userspace reads and echoes what we could not. */
 	c->passed_skbs++;
 	c->passed_bytes += len;
+	if (bpf_ringbuf_output(&echo_passed, &key, sizeof(key), 0))
+		c->notify_failures++;
 	return SK_PASS;
 }
 

@@ -29,6 +29,10 @@ struct echo_counters {
 	__u64 fin_skbs;			/* zero-length skbs (FIN), passed */
 	__u64 inserted_socks;		/* sock_ops: server sockets added */
 	__u64 insert_failures;		/* sock_ops: bpf_sock_hash_update failed */
+	__u64 notify_failures;		/* echo_passed ring buffer was full */
 };
+
+/* Ring buffer size: one struct echo_key per skb passed to userspace. */
+#define ECHO_PASSED_RINGBUF	(256 * 1024)
 
 #endif /* __ECHO_H */

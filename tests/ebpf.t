@@ -58,7 +58,7 @@ if [[ ! -r /sys/kernel/btf/vmlinux || -z $cgroup2 ]]; then
 	exit 0
 fi
 
-plan 54
+plan 59
 
 "$RUN" ebpf >/dev/null
 ok $? "ebpf/start: run.sh ebpf"
@@ -100,6 +100,32 @@ ok $? "ebpf/half-close: 64 KiB echoed, then EOF"
 "$PROBE" halfclose "$PORT" 1
 ok $? "ebpf/half-close: 1 byte echoed, then EOF"
 bench_ok "ebpf/half-close: still serving" -t 10 -r 2
+
+# The fallback: a socket taken out of the map mid-connection is plain TCP
+# again; its bytes land in the ordinary receive queue and userspace echoes
+# them (the server reads quiet connections every 200 ms).
+before=$(counters_line)
+"$PROBE" slow "$PORT" 20 100 &
+slow=$!
+sleep 0.5
+while read -ra f; do
+	[[ ${f[0]} == key: ]] || continue
+	(($((16#${f[10]}${f[9]})) == PORT)) && bpftool map delete name echo_socks key hex "${f[@]:1:16}"
+done < <(bpftool map dump name echo_socks)
+wait "$slow"
+ok $? "ebpf/fallback: 20 messages echoed exactly, the socket removed from the map midway"
+after=$(counters_line)
+echoed=$(($(field "$after" userspace_bytes) - $(field "$before" userspace_bytes)))
+((echoed >= 64 * 10))
+ok $? "ebpf/fallback: userspace echoed the bytes after the removal ($echoed B)"
+
+# Steady state: redirected messages do not wake the server process.
+before=$(counters_line)
+bench_ok "ebpf/quiet" -t 4 -r 1 -m 5000
+after=$(counters_line)
+wakeups=$(($(field "$after" userspace_wakeups) - $(field "$before" userspace_wakeups)))
+((wakeups < 100))
+ok $? "ebpf/quiet: 20,000 messages woke the server $wakeups times (not per message)"
 
 # A bystander in the server's own cgroup, on another port: its sockets must
 # never enter the map, while its connection to our port must.
