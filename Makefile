@@ -12,11 +12,12 @@
 #   user    user-echo/user-echo-server     the epoll server
 #   ebpf    ebpf-echo/ebpf-echo-server     the sockmap server and its BPF programs
 #   kecho   kecho/kecho.ko                 the kernel module (KDIR= picks the kernel)
+#   ftrace  ftrace/funclat                 fentry/fexit timing for ftrace/*.sh
 #
 #   make vm-check   the tests that run in the qemu guest (kecho); check runs them too
 #   make lint       shellcheck on the scripts, checkpatch.pl on kecho
 
-PARTS := bench user ebpf kecho
+PARTS := bench user ebpf kecho ftrace
 
 all: $(PARTS)
 
@@ -31,6 +32,9 @@ ebpf:
 
 kecho:
 	$(MAKE) -C kecho
+
+ftrace:
+	$(MAKE) -C ftrace
 
 deps:
 	./scripts/deps.sh
@@ -48,7 +52,7 @@ check:
 
 lint:
 	shellcheck -x run.sh .ci/run scripts/*.sh tests/*.t tests/lib.sh \
-		tests/guest/*.sh results/*.sh vm/*.sh kecho/*.sh
+		tests/guest/*.sh results/*.sh vm/*.sh kecho/*.sh ftrace/*.sh
 	$(MAKE) -C kecho lint
 
 vm-check: all tests
@@ -63,6 +67,7 @@ clean:
 	$(MAKE) -C user-echo clean
 	$(MAKE) -C ebpf-echo clean
 	$(MAKE) -C kecho clean
+	$(MAKE) -C ftrace clean
 	$(MAKE) -C tests clean
 
 .PHONY: all $(PARTS) deps tests check vm-check lint plots clean

@@ -452,7 +452,7 @@ run_bench() {
 build_for_guest() {
 	local kver
 	kver=$("$ROOT/vm/run-vm.sh" --print-kernel) || exit 1
-	make -C "$ROOT" --no-print-directory bench user ebpf tests >/dev/null ||
+	make -C "$ROOT" --no-print-directory bench user ebpf ftrace tests >/dev/null ||
 		die "the build failed: run 'make all' to see why"
 	if [[ ! -e $ROOT/kecho/kecho.ko || $(kecho_vermagic) != "$kver" ]]; then
 		say "building kecho.ko for the guest kernel $kver"

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* funclat: count, total and mean time of kernel functions, from fentry/fexit.
+ *
+ *   funclat [-p TGID] [-d SECONDS] FUNCTION...
+ *
+ * Up to FUNCLAT_SLOTS functions, by name (vmlinux or a loaded module with
+ * BTF). Runs until SIGINT/SIGTERM or SECONDS, then prints one line per
+ * function: name count total_ns mean_ns max_ns. Functions without BTF
+ * (absent, inlined, static and renamed) are reported and skipped. */
+#include <errno.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "funclat.h"
+#include "funclat.skel.h"
+
+static volatile sig_atomic_t exiting;
+static int verbose;
+
+static void sig_handler(int sig)
+{
+	(void)sig;
+	exiting = 1;
+}
+
+static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt,
+			   va_list args)
+{
+	if (level == LIBBPF_DEBUG && !verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: funclat [-v] [-p TGID] [-d SECONDS] FUNCTION... (at most %d)\n",
+		FUNCLAT_SLOTS);
+}
+
+/* Is NAME a function in the kernel's or a module's BTF? */
+static int has_btf_func(const char *name)
+{
+	struct btf *vmlinux, *mod;
+	struct dirent *de;
+	char path[512];
+	int found = 0;
+	DIR *dir;
+
+	vmlinux = btf__load_vmlinux_btf();
+	if (!vmlinux)
+		return 0;
+	if (btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0) {
+		btf__free(vmlinux);
+		return 1;
+	}
+	dir = opendir("/sys/kernel/btf");
+	while (dir && !found && (de = readdir(dir))) {
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "vmlinux"))
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", de->d_name);
+		mod = btf__parse_split(path, vmlinux);
+		if (!mod)
+			continue;
+		found = btf__find_by_name_kind(mod, name, BTF_KIND_FUNC) > 0;
+		btf__free(mod);
+	}
+	if (dir)
+		closedir(dir);
+	btf__free(vmlinux);
+	return found;
+}
+
+int main(int argc, char **argv)
+{
+	const char *names[FUNCLAT_SLOTS];
+	struct bpf_program *entry[FUNCLAT_SLOTS], *exit_[FUNCLAT_SLOTS];
+	struct funclat_bpf *skel = NULL;
+	struct funclat_stat *cpu_st;
+	long tgid = 0, seconds = 0;
+	int nfuncs = 0, ncpus, err = 0, opt, i, c;
+	char pname[16];
+
+	while ((opt = getopt(argc, argv, "vp:d:h")) != -1) {
+		switch (opt) {
+		case 'v':
+			verbose = 1;
+			break;
+		case 'p':
+			tgid = strtol(optarg, NULL, 10);
+			if (tgid <= 0) {
+				fprintf(stderr, "funclat: -p: not a process id: %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'd':
+			seconds = strtol(optarg, NULL, 10);
+			if (seconds <= 0) {
+				fprintf(stderr, "funclat: -d: not a number of seconds: %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind == argc || argc - optind > FUNCLAT_SLOTS) {
+		usage(stderr);
+		return 2;
+	}
+	libbpf_set_print(libbpf_print_fn);
+
+	skel = funclat_bpf__open();
+	if (!skel) {
+		err = -errno;
+		fprintf(stderr, "funclat: cannot open the BPF object: %s\n", strerror(errno));
+		return 1;
+	}
+	skel->rodata->target_tgid = tgid;
+
+	for (i = 0; i < FUNCLAT_SLOTS; i++) {
+		snprintf(pname, sizeof(pname), "entry%d", i);
+		entry[i] = bpf_object__find_program_by_name(skel->obj, pname);
+		snprintf(pname, sizeof(pname), "exit%d", i);
+		exit_[i] = bpf_object__find_program_by_name(skel->obj, pname);
+		bpf_program__set_autoload(entry[i], false);
+		bpf_program__set_autoload(exit_[i], false);
+	}
+	for (i = optind; i < argc; i++) {
+		if (!has_btf_func(argv[i])) {
+			fprintf(stderr, "funclat: %s: no such function in the kernel's BTF "
+				"(absent, inlined, or its module is not loaded): skipped\n", argv[i]);
+			continue;
+		}
+		names[nfuncs] = argv[i];
+		bpf_program__set_autoload(entry[nfuncs], true);
+		bpf_program__set_autoload(exit_[nfuncs], true);
+		err = bpf_program__set_attach_target(entry[nfuncs], 0, argv[i]);
+		if (!err)
+			err = bpf_program__set_attach_target(exit_[nfuncs], 0, argv[i]);
+		if (err) {
+			fprintf(stderr, "funclat: %s: cannot set the attach target: %s\n",
+				argv[i], strerror(-err));
+			goto cleanup;
+		}
+		nfuncs++;
+	}
+	if (!nfuncs) {
+		fprintf(stderr, "funclat: none of the functions can be traced\n");
+		err = -ENOENT;
+		goto cleanup;
+	}
+
+	err = funclat_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "funclat: cannot load the BPF programs: %s "
+			"(fentry needs BTF and CONFIG_FUNCTION_TRACER; root)\n", strerror(-err));
+		goto cleanup;
+	}
+	err = funclat_bpf__attach(skel);
+	if (err) {
+		fprintf(stderr, "funclat: cannot attach: %s\n", strerror(-err));
+		goto cleanup;
+	}
+
+	signal(SIGINT, sig_handler);
+	signal(SIGTERM, sig_handler);
+	fprintf(stderr, "funclat: timing %d function(s)%s\n", nfuncs,
+		seconds ? "" : "; Ctrl-C prints the table");
+	/* Tell a waiting script that the probes are in place. */
+	fflush(stderr);
+	{
+		struct timespec t0, now;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (!exiting) {
+			usleep(50000);
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (seconds && now.tv_sec - t0.tv_sec >= seconds)
+				break;
+		}
+	}
+
+	ncpus = libbpf_num_possible_cpus();
+	cpu_st = calloc(ncpus, sizeof(*cpu_st));
+	if (ncpus < 0 || !cpu_st) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	printf("function\tcount\ttotal_ns\tmean_ns\tmax_ns\n");
+	for (i = 0; i < nfuncs; i++) {
+		struct funclat_stat sum = {};
+		__u32 key = i;
+
+		err = bpf_map__lookup_elem(skel->maps.stats, &key, sizeof(key), cpu_st,
+					   sizeof(*cpu_st) * ncpus, 0);
+		if (err)
+			break;
+		for (c = 0; c < ncpus; c++) {
+			sum.count += cpu_st[c].count;
+			sum.total_ns += cpu_st[c].total_ns;
+			if (cpu_st[c].max_ns > sum.max_ns)
+				sum.max_ns = cpu_st[c].max_ns;
+		}
+		printf("%s\t%llu\t%llu\t%llu\t%llu\n", names[i],
+		       (unsigned long long)sum.count, (unsigned long long)sum.total_ns,
+		       (unsigned long long)(sum.count ? sum.total_ns / sum.count : 0),
+		       (unsigned long long)sum.max_ns);
+	}
+	free(cpu_st);
+
+cleanup:
+	funclat_bpf__destroy(skel);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034,SC2154 # variables shared with the scripts
+# Shared by the ftrace/ scripts: tracefs (mount, save, restore), a private
+# trace instance for tracepoints, the server and the load.
+#
+# Top-level tracefs files are only written through tset, which remembers
+# their old value; the EXIT trap (ftrace_traps) calls tracefs_restore, which
+# puts each back, and unmounts tracefs if tracefs_mount mounted it.
+# buffer_size_kb is left alone: the kernel allocates the top-level buffer the
+# first time a tracer runs ("7 (expanded: 1408)" becomes "1408") and no
+# write can take that back, so the scripts keep its default size.
+
+FTRACE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$FTRACE_DIR/.." && pwd)
+RUN=$ROOT/run.sh
+BENCH=$ROOT/bench/bench
+T=/sys/kernel/tracing
+FUNCLAT=$FTRACE_DIR/funclat
+
+_mounted_tracefs=0
+_instance=
+declare -A _saved=()
+_order=()
+
+die() {
+	echo "${0##*/}: $*" >&2
+	exit 1
+}
+
+say() { echo "${0##*/}: $*" >&2; }
+
+need_root() {
+	[[ $(id -u) -eq 0 ]] || die "needs root (tracefs, BPF): run it with sudo"
+}
+
+# Mounts tracefs at /sys/kernel/tracing when it is not there yet.
+tracefs_mount() {
+	[[ -e $T/trace ]] && return 0
+	mount -t tracefs nodev "$T" ||
+		die "cannot mount tracefs at $T (CONFIG_FTRACE off?)"
+	_mounted_tracefs=1
+}
+
+# tset FILE VALUE: write a top-level tracefs file, remembering what it held
+# the first time, so that tracefs_restore puts back exactly what we changed.
+tset() {
+	local f=$1 v=$2
+	if [[ -z ${_saved[$f]+x} ]]; then
+		_saved[$f]=$(cat "$T/$f") || die "cannot read $T/$f"
+		_order+=("$f")
+	fi
+	printf '%s\n' "$v" >"$T/$f" || die "cannot write '$v' to $T/$f"
+}
+
+# A multi-line filter file: "#### all functions enabled ####" means empty.
+_restore_list() {
+	local f=$1 v=$2 line
+	: >"$T/$f" 2>/dev/null || return 0
+	[[ $v == '#'* ]] && return 0
+	while read -r line; do
+		[[ -n $line ]] && echo "$line" >>"$T/$f" 2>/dev/null
+	done <<<"$v"
+}
+
+# Puts back what tset changed, tracing_on last.
+tracefs_restore() {
+	local f v i
+	[[ -e $T/trace ]] || return 0
+	[[ -n ${_saved[tracing_on]+x} ]] && echo 0 >"$T/tracing_on"
+	for ((i = ${#_order[@]} - 1; i >= 0; i--)); do
+		f=${_order[i]}
+		v=${_saved[$f]}
+		case $f in
+		tracing_on) continue ;;
+		set_ftrace_filter | set_graph_function) _restore_list "$f" "$v" ;;
+		buffer_size_kb) echo "${v%% *}" >"$T/$f" 2>/dev/null ;;	# "7 (expanded: 1408)"
+		*) echo "$v" >"$T/$f" 2>/dev/null ;;
+		esac || say "warning: cannot restore $T/$f to '$v'"
+	done
+	[[ -n ${_saved[tracing_on]+x} ]] && echo "${_saved[tracing_on]}" >"$T/tracing_on"
+	_saved=()
+	_order=()
+}
+
+# instance_create [KB]: a private trace instance (own buffer, events and
+# clock) in $INST, so nothing global changes. Not in a subshell: the EXIT
+# trap must know it.
+instance_create() {
+	_instance=$T/instances/echolab-$$
+	INST=$_instance
+	mkdir "$_instance" || die "cannot create the trace instance $_instance"
+	echo 0 >"$_instance/tracing_on"
+	echo "${1:-8192}" >"$_instance/buffer_size_kb"
+	echo mono >"$_instance/trace_clock" 2>/dev/null || true
+}
+
+instance_remove() {
+	[[ -n $_instance && -d $_instance ]] || return 0
+	echo 0 >"$_instance/tracing_on" 2>/dev/null
+	echo 0 >"$_instance/events/enable" 2>/dev/null
+	rmdir "$_instance" 2>/dev/null || say "warning: cannot remove $_instance"
+	_instance=
+}
+
+# The EXIT trap of every script: trace instance, tracefs, server, mount.
+# shellcheck disable=SC2317 # called by the trap
+ftrace_cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	[[ -n ${BENCH_PID:-} ]] && kill "$BENCH_PID" 2>/dev/null
+	[[ -n ${FUNCLAT_PID:-} ]] && kill "$FUNCLAT_PID" 2>/dev/null && wait "$FUNCLAT_PID" 2>/dev/null
+	instance_remove
+	tracefs_restore
+	[[ -n ${tmp:-} && -d $tmp ]] && rm -rf "$tmp"
+	[[ -n ${BPF_STATS_SAVED:-} ]] && sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS_SAVED"
+	[[ ${SERVER_STARTED:-0} == 1 ]] && "$RUN" stop >/dev/null 2>&1
+	if ((_mounted_tracefs)); then
+		umount "$T" 2>/dev/null || say "warning: cannot unmount $T"
+	fi
+	exit "$rc"
+}
+
+ftrace_traps() {
+	trap ftrace_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+
+# start_server SERVER [SERVER-ARGS...]: via run.sh, remembered for cleanup.
+start_server() {
+	local server=$1
+	shift
+	"$RUN" "$server" ${1:+--} "$@" >&2 || die "cannot start the $server server (see above)"
+	SERVER_STARTED=1
+}
+
+# The pid of the running server's process (none for kecho).
+server_pid() {
+	cat /run/echolab/pid 2>/dev/null || true
+}
+
+# run_bench: bench with $bench_args in the background, so that a signal
+# reaches our trap at once; its summary line lands in $summary.
+run_bench() {
+	local rc=0
+	"$BENCH" -q -o /dev/null "${bench_args[@]}" >"$tmp/bench.out" &
+	BENCH_PID=$!
+	wait "$BENCH_PID" || rc=$?
+	BENCH_PID=
+	summary=$(cat "$tmp/bench.out")
+	((rc == 0)) || say "warning: bench exited $rc: $summary"
+}
+
+# What the guest needs: the servers, bench, kecho.ko for its kernel, funclat.
+vm_build() {
+	"$RUN" vm-build >&2 || die "cannot build for the guest (see above)"
+	make -C "$FTRACE_DIR" --no-print-directory >/dev/null ||
+		die "building ftrace/funclat failed: run 'make -C ftrace' to see why"
+}
+
+# Newest results directory, or a new one (results/DATE-ftrace).
+results_dir() {
+	local d
+	# shellcheck disable=SC2010,SC2012 # names are ours: DATE-PLACE
+	d=$(ls -dt "$ROOT"/results/*/ 2>/dev/null | grep -v '/runs/$' | head -n 1)
+	d=${d%/}
+	if [[ -z $d ]]; then
+		d=$ROOT/results/$(date +%Y%m%d)-ftrace
+		mkdir -p "$d"
+	fi
+	echo "$d"
+}
+
+# The requests of a bench run: its summary's ok= field.
+summary_ok() { sed -n 's/.*\bok=\([0-9]*\).*/\1/p' <<<"$1"; }

@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# trace.sh - which kernel functions cost the most per request, per server.
+#
+#   sudo ./ftrace/trace.sh SERVER [--vm] [--out DIR] [--function F]...
+#                          [--server-arg ARG]... [-- BENCH-ARGS...]
+#
+# Starts SERVER (user, ebpf, kecho) with run.sh, traces a short bench run
+# (default -t 10 -r 10 -m 20: 2000 requests) and writes into DIR (default:
+# the newest results dir) ftrace-SERVER-trace.txt (raw) and
+# ftrace-SERVER-digest.txt (time per request per function, largest first).
+#
+# Method, the best this kernel allows, named in the digest:
+#   function_graph  the graph tracer, filtered to the functions (the guest)
+#   fentry          funclat (fentry/fexit BPF), plus the function tracer's
+#                   hit counts when the kernel lets us enable it
+#   bpf_stats       ebpf only: the verdict program's run time from
+#                   kernel.bpf_stats_enabled (added to any of the above)
+# --vm runs the same inside the qemu guest (vm/run-vm.sh), results to DIR.
+set -euo pipefail
+# shellcheck source=ftrace/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+usage() {
+	sed -n '/^#   sudo/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"
+}
+
+# Default functions per server; those this kernel lacks are dropped.
+default_functions() {
+	case $1 in
+	user) echo __sys_recvfrom __sys_sendto sock_recvmsg sock_sendmsg tcp_recvmsg tcp_sendmsg do_epoll_wait ep_poll ;;
+	ebpf) echo sk_psock_verdict_data_ready tcp_read_skb sk_psock_verdict_recv sk_psock_verdict_apply sk_psock_skb_redirect sk_psock_backlog skb_send_sock tcp_bpf_recvmsg ;;
+	kecho) echo kecho_work kernel_recvmsg kernel_sendmsg tcp_recvmsg tcp_sendmsg ;;
+	esac
+}
+
+# function_exists NAME: in available_filter_functions, else in kallsyms.
+function_exists() {
+	if [[ -r $T/available_filter_functions ]] && head -c 1 "$T/available_filter_functions" >/dev/null 2>&1; then
+		grep -qE "^$1( |$)" "$T/available_filter_functions"
+	else
+		grep -qE " [tT] $1( |$)" /proc/kallsyms
+	fi
+}
+
+can_graph() {
+	grep -qw function_graph "$T/available_tracers" &&
+		: <"$T/set_ftrace_filter" 2>/dev/null
+}
+can_function() { : <"$T/set_ftrace_filter" 2>/dev/null; }
+can_fentry() {
+	[[ -x $FUNCLAT ]] || return 1
+	"$FUNCLAT" -d 1 do_nanosleep 2>/dev/null | grep -q '^do_nanosleep'
+}
+
+# run_vm ARGS...: this script in the guest, results into $out.
+run_vm() {
+	mkdir -p "$out"
+	vm_build
+	exec "$ROOT/vm/run-vm.sh" --timeout 600 --out "$out" -- \
+		bash ftrace/trace.sh "$@" --out /out
+}
+
+main() {
+	local server='' vm=0 funcs=() server_args=() bench_args=() method='' args=("$@")
+	out=
+	while (($#)); do
+		case $1 in
+		user | ebpf | kecho) server=$1 ;;
+		--vm) vm=1 ;;
+		--out) out=${2:?--out needs a directory}; shift ;;
+		--function) funcs+=("${2:?--function needs a name}"); shift ;;
+		--server-arg) server_args+=("${2:?--server-arg needs a value}"); shift ;;
+		-h | --help) usage; exit 0 ;;
+		--) shift; bench_args=("$@"); break ;;
+		*) echo "trace.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+		esac
+		shift
+	done
+	[[ -n $server ]] || { echo "trace.sh: which server? user, ebpf or kecho" >&2; exit 2; }
+	((${#bench_args[@]})) || bench_args=(-t 10 -r 10 -m 20)
+	need_root
+	[[ -n $out ]] || out=$(results_dir)
+	if ((vm)); then
+		local a=() x skip=0
+		for x in "${args[@]}"; do	# the same arguments without --vm/--out
+			((skip)) && { skip=0; continue; }
+			case $x in --vm) continue ;; --out) skip=1; continue ;; esac
+			a+=("$x")
+		done
+		run_vm "${a[@]}"
+	fi
+	mkdir -p "$out"
+
+	ftrace_traps
+	tracefs_mount
+	start_server "$server" "${server_args[@]}"
+
+	((${#funcs[@]})) || read -ra funcs <<<"$(default_functions "$server")"
+	local f have=() missing=()
+	for f in "${funcs[@]}"; do
+		if function_exists "$f"; then have+=("$f"); else missing+=("$f"); fi
+	done
+	((${#missing[@]})) && say "not in this kernel (skipped): ${missing[*]}"
+
+	local why=()
+	if can_graph; then
+		method=function_graph
+	else
+		why+=("no function_graph tracer")
+		if can_fentry; then
+			method=fentry
+		else
+			why+=("fentry/fexit BPF programs refused (program type tracing unavailable)")
+		fi
+	fi
+	if [[ -z $method && $server != ebpf ]]; then
+		die "this kernel allows no function timing (${why[*]}); run it in the guest: $0 $server --vm"
+	fi
+	local counts=0
+	if [[ $method == fentry ]] && can_function; then counts=1; fi
+	((${#have[@]})) || [[ $server == ebpf ]] || die "none of the functions exist here: ${funcs[*]}"
+	[[ -n $method ]] || method=bpf_stats
+	[[ $server == ebpf && $method != bpf_stats ]] && method="$method+bpf_stats"
+	say "method: $method${why:+ (${why[*]})}"
+
+	local raw=$out/ftrace-$server-trace.txt digest=$out/ftrace-$server-digest.txt
+	local summary
+	tmp=$(mktemp -d)
+	: >"$raw"
+
+	# Set up the tracer, run the load, collect.
+	if [[ $method == function_graph* ]]; then
+		tset tracing_on 0
+		tset current_tracer nop
+		tset set_graph_function ''
+		tset set_ftrace_filter "$(printf '%s\n' "${have[@]}")"
+		tset options/funcgraph-tail 1
+		tset options/funcgraph-proc 1
+		tset current_tracer function_graph
+		: >"$T/trace"
+		tset tracing_on 1
+	elif [[ $method == fentry* ]]; then
+		"$FUNCLAT" "${have[@]}" >"$tmp/funclat" 2>"$tmp/funclat.err" &
+		FUNCLAT_PID=$!
+		local i
+		for ((i = 0; i < 100; i++)); do
+			grep -q 'timing' "$tmp/funclat.err" 2>/dev/null && break
+			sleep 0.1
+		done
+		grep -q 'timing' "$tmp/funclat.err" || die "funclat did not start: $(cat "$tmp/funclat.err")"
+		if ((counts)); then
+			tset tracing_on 0
+			tset set_ftrace_filter "$(printf '%s\n' "${have[@]}")"
+			tset current_tracer function
+			: >"$T/trace"
+			tset tracing_on 1
+		fi
+	fi
+	if [[ $server == ebpf ]]; then
+		# shellcheck disable=SC2034 # lib.sh restores it
+		BPF_STATS_SAVED=$(sysctl -n kernel.bpf_stats_enabled)
+		sysctl -qw kernel.bpf_stats_enabled=1
+		bpftool prog show name echo_verdict >"$tmp/verdict.before"
+	fi
+
+	run_bench
+
+	if [[ $server == ebpf ]]; then
+		bpftool prog show name echo_verdict >"$tmp/verdict.after"
+	fi
+	if [[ $method == function_graph* ]]; then
+		echo 0 >"$T/tracing_on"
+		cat "$T/trace" >"$raw"
+		grep -q 'overrun: [1-9]' "$T"/per_cpu/cpu*/stats &&
+			say "warning: the trace buffer overflowed: calls are missing (a smaller load, or fewer functions)"
+	elif [[ $method == fentry* ]]; then
+		((counts)) && { echo 0 >"$T/tracing_on"; cat "$T/trace" >"$tmp/counts"; }
+		kill -TERM "$FUNCLAT_PID"
+		wait "$FUNCLAT_PID" || die "funclat failed: $(cat "$tmp/funclat.err")"
+		FUNCLAT_PID=
+		cat "$tmp/funclat" >"$raw"
+	fi
+	tracefs_restore	# now, not only at exit: the digest runs untraced
+
+	local requests
+	requests=$(summary_ok "$summary")
+	((requests > 0)) || die "bench had no successful request: $summary"
+
+	# One row per function: name calls total_ns.
+	{
+		if [[ $method == function_graph* ]]; then
+			# " 1)   3.456 us    |  name();" or " 1) + 12.3 us | } /* name */"
+			awk '
+			match($0, /[0-9.]+ us +\|/) {
+				d = substr($0, RSTART, RLENGTH); sub(/ us.*/, "", d)
+				# funcgraph-proc: " 1)  bench-252   |": calls of the load client
+				client = match($0, /^ *[0-9]+\) +bench-[0-9]+ /) ? " (bench ctx)" : ""
+				rest = substr($0, RSTART + RLENGTH)
+				# module functions read "name [module]"
+				if (match(rest, /} \/\* [A-Za-z0-9_.]+/))
+					name = substr(rest, RSTART + 5, RLENGTH - 5)
+				else if (match(rest, /[A-Za-z0-9_.]+( \[[A-Za-z0-9_]+\])?\(\);/)) {
+					name = substr(rest, RSTART, RLENGTH); sub(/[ (].*/, "", name)
+				} else next
+				name = name client
+				n[name]++; t[name] += d * 1000
+			}
+			END { for (k in n) printf "%s\t%d\t%.0f\n", k, n[k], t[k] }' "$raw"
+		elif [[ $method == fentry* ]]; then
+			awk 'NR > 1 { print $1 "\t" $2 "\t" $3 }' "$raw"
+		fi
+		if [[ $server == ebpf ]]; then
+			# run_time_ns/run_cnt of echo_verdict, after minus before
+			paste <(grep -o 'run_time_ns [0-9]* run_cnt [0-9]*' "$tmp/verdict.before" || echo "run_time_ns 0 run_cnt 0") \
+				<(grep -o 'run_time_ns [0-9]* run_cnt [0-9]*' "$tmp/verdict.after") |
+				awk '{ printf "bpf_prog:echo_verdict\t%d\t%d\n", $8 - $4, $6 - $2 }'
+		fi
+	} >"$tmp/rows"
+
+	{
+		echo "# server=$server method=$method kernel=$(uname -r) requests=$requests bench=${bench_args[*]}"
+		echo "# $summary"
+		((${#missing[@]})) && echo "# not in this kernel: ${missing[*]}"
+		[[ -n ${why[*]:-} ]] && echo "# why not function_graph: ${why[*]}"
+		echo "# time is inclusive (a function's callees count in it); per_req = over all $requests requests;"
+		echo "# '(bench ctx)': calls while a bench thread was current: its own syscalls, and on loopback the softirq receive path the sender runs for the server"
+		printf '%-40s %10s %10s %12s %10s %10s\n' function calls calls/req total_us us/req mean_us
+		sort -t "$(printf '\t')" -k3,3nr "$tmp/rows" | awk -F '\t' -v r="$requests" '{
+			printf "%-40s %10d %10.2f %12.1f %10.3f %10.3f\n", $1, $2, $2 / r,
+				$3 / 1000, $3 / 1000 / r, $2 ? $3 / 1000 / $2 : 0 }'
+	} >"$digest"
+	if ((counts)) && [[ -s $tmp/counts ]]; then
+		{
+			echo "# function tracer hits"
+			grep -v '^#' "$tmp/counts" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[A-Za-z_][A-Za-z0-9_.]*$/ && $(i+1) ~ /^<-/) { c[$i]++; break } }
+				END { for (k in c) print "#   " k, c[k] }'
+		} >>"$digest"
+	fi
+	rm -rf "$tmp"
+	cat "$digest"
+	echo "trace: $raw"
+	echo "digest: $digest"
+}
+
+main "$@"

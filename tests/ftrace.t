@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# ftrace/ on this kernel: trace.sh, percall.sh, wq-latency.sh and funclat
+# name what they were meant to see, and leave tracefs as they found it.
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+need_root_or_skip_all
+
+FT=$ROOT/ftrace
+TR=/sys/kernel/tracing
+OUT=$(mktemp -d)
+trap '"$RUN" stop >/dev/null 2>&1; rm -rf "$OUT"' EXIT
+
+# What the scripts must leave unchanged (tracefs not mounted counts too).
+tracefs_state() {
+	if [[ ! -e $TR/trace ]]; then
+		echo unmounted
+		return
+	fi
+	local f
+	for f in current_tracer tracing_on buffer_size_kb set_event set_ftrace_filter \
+		set_graph_function; do
+		# buffer_size_kb "7 (expanded: 1408)" reads "1410" once the kernel has
+		# allocated the buffer (at the first use of a tracer): same size
+		echo "$f=$(sed 's/^[0-9]* (expanded: \([0-9]*\))$/\1/' "$TR/$f" 2>/dev/null |
+			awk '/^[0-9]+$/ { $0 = int($0 / 8) * 8 } 1' || echo '(unreadable)')"
+	done
+	echo "instances=$(ls "$TR/instances")"
+	sysctl kernel.bpf_stats_enabled
+}
+
+plan 14
+
+before=$(tracefs_state)
+
+# funclat: bad usage, then one function (or why this kernel refuses fentry)
+bounded 10 "$FT/funclat" >/dev/null 2>&1
+is $? 2 "funclat/usage: no function exits 2"
+out=$(bounded 20 "$FT/funclat" -d 1 do_nanosleep no_such_function_xyz 2>&1)
+like "$out" "no_such_function_xyz: no such function|cannot load the BPF programs" \
+	"funclat/missing: an unknown function is named"
+like "$out" "(^|"$'\n'")do_nanosleep"$'\t'"[0-9]+|cannot load the BPF programs" \
+	"funclat/table: a row for do_nanosleep, or the reason fentry is refused"
+
+# trace.sh ebpf: the verdict program's run time per request, at least
+out=$(bounded 60 "$FT/trace.sh" ebpf --out "$OUT" -- -t 4 -r 5 -m 20 2>&1)
+ok $? "trace/ebpf: exits 0"
+like "$(cat "$OUT/ftrace-ebpf-digest.txt" 2>/dev/null)" "method=[a-z_+]+.*bpf_prog:echo_verdict +[1-9]" \
+	"trace/ebpf: the digest names its method and echo_verdict"
+is "$(tracefs_state)" "$before" "trace/ebpf: tracefs and bpf_stats_enabled as found"
+
+# trace.sh user: function timing, or where to get it (--vm)
+out=$(bounded 60 "$FT/trace.sh" user --out "$OUT" -- -t 4 -r 5 -m 20 2>&1)
+like "$out" "(tcp_sendmsg|sock_sendmsg) +[0-9]+|allows no function timing.*--vm" \
+	"trace/user: tcp_sendmsg timed, or --vm suggested"
+is "$(tracefs_state)" "$before" "trace/user: tracefs as found"
+
+# percall.sh: the ebpf server's process does (almost) no per-message work
+out=$(bounded 120 "$FT/percall.sh" --out "$OUT" user ebpf -- -t 10 -r 2 -m 100 2>&1)
+user_sys=$(awk '$1 == "user" { print $3 }' "$OUT/percall.tsv" 2>/dev/null)
+user_snd=$(awk '$1 == "user" { print $4 }' "$OUT/percall.tsv" 2>/dev/null)
+ebpf_snd=$(awk '$1 == "ebpf" { print $4 }' "$OUT/percall.tsv" 2>/dev/null)
+awk -v u="${user_sys:-0}" 'BEGIN { exit !(u >= 2 && u <= 5) }'
+ok $? "percall/user: 2 to 5 syscalls per message (got ${user_sys:-none})"
+# The ebpf server's process is woken per message on 6.x (epoll_wait + an
+# empty recv) but never sends: the echo is the kernel's.
+awk -v u="${user_snd:-0}" -v e="${ebpf_snd:-99}" 'BEGIN { exit !(u >= 0.9 && e < 0.01) }'
+ok $? "percall/ebpf: no send syscall per message (user ${user_snd:-none}, ebpf ${ebpf_snd:-none})"
+is "$(tracefs_state)" "$before" "percall: tracefs as found, no instance left"
+
+# wq-latency.sh ebpf: sk_psock_backlog work items, a CDF plot
+out=$(bounded 60 "$FT/wq-latency.sh" ebpf --out "$OUT" -- -t 4 -r 5 -m 20 2>&1)
+like "$(cat "$OUT/wq-ebpf-summary.tsv" 2>/dev/null)" "sk_psock_backlog.*"$'\n'".*default	queue	[1-9]" \
+	"wq-latency/ebpf: queue-to-start of sk_psock_backlog items"
+[[ $(head -c 4 "$OUT/wq-ebpf-cdf.png" 2>/dev/null | od -An -c | tr -d ' ') == 211PNG ]]
+ok $? "wq-latency/ebpf: wq-ebpf-cdf.png is a PNG"
+
+# Killed in the middle of a run (SIGTERM: a background job ignores SIGINT)
+"$FT/trace.sh" ebpf --out "$OUT" -- -t 4 -d 5 >/dev/null 2>&1 &
+pid=$!
+sleep 3
+kill -TERM "$pid"
+wait "$pid"
+state=$(tracefs_state)$'\n'$("$RUN" status 2>&1)
+is "$state" "$before"$'\n'"no server is running" "trace/interrupted: tracefs as found, no server"
+
+[[ -n ${VERBOSE:-} ]] && diag "$out"
+done_testing

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# ftrace/ in the qemu guest (function_graph, fentry, kecho): boots it, runs
+# tests/guest/ftrace.sh there, then draws the guest's data on the host.
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+need_root_or_skip_all
+
+if ! kver=$("$ROOT/vm/run-vm.sh" --print-kernel 2>&1); then
+	echo "Bail out! no guest kernel: $kver"
+	exit 1
+fi
+if ! "$RUN" vm-build >&2; then
+	echo "Bail out! cannot build kecho.ko for the guest kernel $kver"
+	exit 1
+fi
+if ! make -C "$ROOT/ftrace" --no-print-directory >&2; then
+	echo "Bail out! cannot build ftrace/funclat"
+	exit 1
+fi
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+
+# The guest prints the plan (with room for the case below) and its cases.
+"$ROOT/vm/run-vm.sh" --timeout 900 --out "$OUT" -- bash tests/guest/ftrace.sh --extra 1 |
+	tee "$OUT/tap.txt"
+_tap_n=$(grep -cE '^(not )?ok ' "$OUT/tap.txt")
+_tap_failed=$(grep -c '^not ok ' "$OUT/tap.txt")
+
+bounded 60 "$ROOT/ftrace/wq-latency.sh" kecho --out "$OUT" --plot-only >/dev/null 2>&1
+[[ $(head -c 4 "$OUT/wq-kecho-cdf.png" 2>/dev/null | od -An -c | tr -d ' ') == 211PNG ]]
+ok $? "wq-latency/plot: the host draws the guest's kecho data (wq-kecho-cdf.png)"
+done_testing
