@@ -30,7 +30,7 @@ for e in "${entries[@]}"; do
 	[[ -n $("$RUN" why-not "$server") ]] || runnable+=("$label")
 done
 
-plan 26
+plan 30
 
 out=$("$RUN" compare -t 50 -r 2 --repeat 1 --out "$TMP/native" 2>&1)
 ok $? "compare/native: exit 0"
@@ -73,6 +73,16 @@ ok $? "compare/plots: boxplot and CDF redrawn"
 is "$(md5sum "$TMP"/native/*.tsv)" "$sums" "compare/plots: raw files untouched"
 [[ ! -e /run/echolab ]]
 ok $? "compare/plots: no server was started"
+
+# --sweep: the comparison for each value, plotted against it.
+out=$("$RUN" compare --sweep threads=1,5 -r 2 --repeat 1 --out "$TMP/sweep" 2>&1)
+ok $? "compare/sweep: exit 0"
+grep -q '^## threads = 1$' "$TMP/sweep/summary.md" && grep -q '^## threads = 5$' "$TMP/sweep/summary.md"
+ok $? "compare/sweep: a table per swept value"
+[[ -s $TMP/sweep/user-threads5-1.tsv ]] && grep -q '^# sweep_value=5' "$TMP/sweep/user-threads5-1.tsv"
+ok $? "compare/sweep: raw files named and labelled by the value"
+is_png "$TMP/sweep/sweep-latency.png" && is_png "$TMP/sweep/sweep-rps.png"
+ok $? "compare/sweep: latency and req/s drawn against threads"
 
 # --netns: server and client in two namespaces, both gone afterwards.
 out=$("$RUN" compare --netns -t 20 -r 2 --repeat 1 --out "$TMP/netns" 2>&1)
