@@ -475,7 +475,7 @@ run_in_vm() {
 	# The guest's /out is $dir here: say so in its output.
 	"$ROOT/vm/run-vm.sh" --timeout "${VM_TIMEOUT:-1800}" --out "$dir" -- \
 		env ECHOLAB_WHERE=vm ./run.sh bench "$server" --out /out "$@" |
-		sed "s|/out/|$dir/|g"
+		sed -u "s|/out/|$dir/|g"
 	return "${PIPESTATUS[0]}"
 }
 

@@ -332,7 +332,7 @@ run_in_vm() {
 	say "booting the qemu guest; everything below runs inside it"
 	"$ROOT/vm/run-vm.sh" --timeout "${VM_TIMEOUT:-5000}" --out "$OUT" -- \
 		env ECHOLAB_WHERE=vm ECHOLAB_GIT="$rev" ./run.sh compare --out /out "${GUEST_ARGS[@]}" |
-		sed "s|/out|$OUT|g"
+		sed -u "s|/out|$OUT|g"
 	rc=${PIPESTATUS[0]}
 	# The guest has no gnuplot: the host draws, from the raw files alone.
 	if compgen -G "$OUT/*.tsv" >/dev/null; then
