@@ -94,8 +94,8 @@ main() {
 	first=$(compgen -G "$dir/*.tsv" | head -n1)
 	where=$(meta "$first" where)
 	case $where in
-	vm) where="qemu guest (TCG: absolute times emulated, compare ratios)" ;;
-	netns) where="netns (server and client in two network namespaces over veth)" ;;
+	vm) where="qemu guest (TCG: compare ratios only)" ;;
+	netns) where="netns (client and server over veth)" ;;
 	"") where="native" ;;
 	esac
 	kernel=$(meta "$first" kernel)
