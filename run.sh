@@ -209,8 +209,10 @@ state() { cat "$STATE_DIR/$1" 2>/dev/null || true; }
 # True when pid is a live process (not a zombie) running binary exe.
 alive() {
 	local pid=$1 exe=${2:-} stat
-	[[ -n $pid && -r /proc/$pid/stat ]] || return 1
-	stat=$(<"/proc/$pid/stat") || return 1
+	[[ -n $pid ]] || return 1
+	# The process may vanish (and bash reap it) at any moment: read, do not
+	# test and then read. A failed $(<file) would end the script under -e.
+	{ read -r stat <"/proc/$pid/stat"; } 2>/dev/null || return 1
 	stat=${stat##*) }
 	[[ ${stat%% *} != Z ]] || return 1
 	[[ -z $exe || $(readlink "/proc/$pid/exe" 2>/dev/null) == "$exe" ]]

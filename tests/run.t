@@ -47,7 +47,9 @@ fi
 
 # The quick-start command: start, bench, summary, raw file, stop.
 out=$("$RUN" bench user -t 50 -r 2 2>&1)
-ok $? "run/bench: exit 0"
+rc=$?
+is "$rc" 0 "run/bench: exit 0"
+((rc == 0)) || diag "$out"
 summary=$(grep '^summary ' <<<"$out")
 is "$(field "$summary" label)" user "run/bench: labelled user"
 is "$(field "$summary" samples)" 100 "run/bench: 100 samples"
