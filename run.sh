@@ -13,6 +13,10 @@ DEFAULT_PORT=12345
 READY_TIMEOUT_S=5	# a server must answer an echo within this
 STOP_TIMEOUT_S=5	# SIGTERM grace period before SIGKILL
 WANT_BACKLOG=4096	# 1000 clients connecting at once fit with room
+# Past this many TIME_WAIT sockets the kernel closes new ones at once, so a
+# client may reuse a 4-tuple whose server end still lives: SYN challenged,
+# connect times out. 2 GiB machines default to 8192; 1000 x 10 makes 10,000.
+WANT_TW_BUCKETS=131072
 WHERE=${ECHOLAB_WHERE:-native}	# native, vm or netns: written into raw files
 
 # Every server the suite knows, in the order results show them.
@@ -47,8 +51,9 @@ Options:
 
 SERVER-ARGS for kecho are module parameters: mode=unbound|bound|kthread,
 backlog=N. State lives in $STATE_DIR. While a server runs, net.core.somaxconn and
-net.ipv4.tcp_max_syn_backlog are raised to at least $WANT_BACKLOG if they are
-lower; stop restores them.
+net.ipv4.tcp_max_syn_backlog are raised to at least $WANT_BACKLOG and
+net.ipv4.tcp_max_tw_buckets to $WANT_TW_BUCKETS if they are lower; stop
+restores them.
 EOF
 }
 
@@ -311,6 +316,7 @@ start_server() {
 	: >"$STATE_DIR/sysctl.orig"
 	raise_sysctl net.core.somaxconn "$WANT_BACKLOG"
 	raise_sysctl net.ipv4.tcp_max_syn_backlog "$WANT_BACKLOG"
+	raise_sysctl net.ipv4.tcp_max_tw_buckets "$WANT_TW_BUCKETS"
 	dmesg 2>/dev/null | wc -l >"$STATE_DIR/dmesg.lines"
 
 	launch "$server" "$port" "$@"

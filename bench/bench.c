@@ -981,6 +981,7 @@ static void write_metadata(int fd, const struct rlimit *rl)
 		{ "tcp_max_syn_backlog", "/proc/sys/net/ipv4/tcp_max_syn_backlog" },
 		{ "ip_local_port_range", "/proc/sys/net/ipv4/ip_local_port_range" },
 		{ "tcp_tw_reuse", "/proc/sys/net/ipv4/tcp_tw_reuse" },
+		{ "tcp_max_tw_buckets", "/proc/sys/net/ipv4/tcp_max_tw_buckets" },
 	};
 	char date[32], host[256] = "unknown", val[64];
 	struct utsname u;
