@@ -58,7 +58,7 @@ if [[ ! -r /sys/kernel/btf/vmlinux || -z $cgroup2 ]]; then
 	exit 0
 fi
 
-plan 59
+plan 57
 
 "$RUN" ebpf >/dev/null
 ok $? "ebpf/start: run.sh ebpf"
@@ -101,23 +101,8 @@ ok $? "ebpf/half-close: 64 KiB echoed, then EOF"
 ok $? "ebpf/half-close: 1 byte echoed, then EOF"
 bench_ok "ebpf/half-close: still serving" -t 10 -r 2
 
-# The fallback: a socket taken out of the map mid-connection is plain TCP
-# again; its bytes land in the ordinary receive queue and userspace echoes
-# them (the server reads quiet connections every 200 ms).
-before=$(counters_line)
-"$PROBE" slow "$PORT" 20 100 &
-slow=$!
-sleep 0.5
-while read -ra f; do
-	[[ ${f[0]} == key: ]] || continue
-	(($((16#${f[10]}${f[9]})) == PORT)) && bpftool map delete name echo_socks key hex "${f[@]:1:16}"
-done < <(bpftool map dump name echo_socks)
-wait "$slow"
-ok $? "ebpf/fallback: 20 messages echoed exactly, the socket removed from the map midway"
-after=$(counters_line)
-echoed=$(($(field "$after" userspace_bytes) - $(field "$before" userspace_bytes)))
-((echoed >= 64 * 10))
-ok $? "ebpf/fallback: userspace echoed the bytes after the removal ($echoed B)"
+# (No test removes a live socket from the map: on this kernel that makes
+# tcp_recvmsg WARN, see ebpf-echo/README.md, "Kernel behaviour".)
 
 # Steady state: redirected messages do not wake the server process.
 before=$(counters_line)

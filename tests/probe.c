@@ -7,8 +7,6 @@
  *   probe halfclose PORT BYTES   send BYTES, shut down writing, expect the
  *                                same BYTES back and then EOF
  *   probe hold PORT N SECONDS    hold N idle connections open
- *   probe slow PORT N MS         on one connection, N 64-byte messages, one
- *                                every MS milliseconds, each echoed exactly
  *
  * Exit status 0 when the probe saw what it expected, 1 when not, 2 on usage.
  */
@@ -140,37 +138,6 @@ static int hold(int port, int n, int seconds)
 	return 0;
 }
 
-static int slow(int port, int n, int ms)
-{
-	unsigned char b[64], r[64];
-	int fd = dial(port), i;
-
-	if (fd < 0)
-		return fail("connect");
-	for (i = 0; i < n; i++) {
-		size_t got = 0;
-
-		pattern(b, sizeof(b));
-		b[0] = (unsigned char)i;
-		if (send(fd, b, sizeof(b), MSG_NOSIGNAL) != (ssize_t)sizeof(b))
-			return fail("send");
-		while (got < sizeof(r)) {
-			ssize_t k = recv(fd, r + got, sizeof(r) - got, 0);
-
-			if (k <= 0)
-				return fail("recv");
-			got += (size_t)k;
-		}
-		if (memcmp(b, r, sizeof(b))) {
-			fprintf(stderr, "probe: message %d came back different\n", i);
-			return 1;
-		}
-		usleep((useconds_t)ms * 1000);
-	}
-	close(fd);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "mute"))
@@ -181,9 +148,8 @@ int main(int argc, char **argv)
 		return halfclose(atoi(argv[2]), strtoul(argv[3], NULL, 10));
 	if (argc == 5 && !strcmp(argv[1], "hold"))
 		return hold(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
-	if (argc == 5 && !strcmp(argv[1], "slow"))
-		return slow(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+
 	fprintf(stderr, "usage: probe mute PORT SECONDS | reset PORT BYTES | "
-		"halfclose PORT BYTES | hold PORT N SECONDS | slow PORT N MS\n");
+		"halfclose PORT BYTES | hold PORT N SECONDS\n");
 	return 2;
 }

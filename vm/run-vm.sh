@@ -169,10 +169,11 @@ copy_libs() {
 	done < <(ldd "$1" 2>/dev/null | grep -o '/[^ ]*' || true)
 }
 
-# copy_tree HOSTDIR GUESTDIR: without .git and without the --out directory
+# copy_tree HOSTDIR GUESTDIR: without .git, the --out directory and the
+# measured results (100+ MB of raw samples the guest's RAM would hold)
 copy_tree() {
 	local src=$1 dst=$2 f
-	local skip=(--exclude=./.git)
+	local skip=(--exclude=./.git --exclude='./results/20*' --exclude=./results/runs)
 	if [[ -n $out_dir && $out_dir == "$src"/* ]]; then
 		skip+=("--exclude=.${out_dir#"$src"}")
 	fi
