@@ -385,8 +385,8 @@ stop_server() {
 	[[ -z $(listeners "$port") ]] ||
 		die "$server stopped but port $port is still listening ($(port_owner "$port"))"
 	bad=$(new_dmesg | grep -E 'WARNING|BUG|Oops|Call Trace|refcount_t' || true)
+	rm -rf "$STATE_DIR"	# the server is gone either way: report, once
 	[[ -z $bad ]] || die "the kernel logged problems while $server ran:"$'\n'"$bad"
-	rm -rf "$STATE_DIR"
 	if [[ -n $gone_before ]]; then
 		say "$server${pid:+ (pid $pid)} had already gone (killed or crashed); cleaned up after it, port $port is free"
 	elif [[ -z $quiet ]]; then
