@@ -9,25 +9,7 @@ need_root_or_skip_all
 
 SERVER=$ROOT/ebpf-echo/ebpf-echo-server
 LOG=/run/echolab/server.log
-PIDS=()
-# shellcheck disable=SC2317 # called by the EXIT trap
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	"$RUN" stop >/dev/null 2>&1
-}
-trap cleanup EXIT
-
-bench_ok() {
-	local name=$1 out
-	shift
-	out=$(bounded 180 "$BENCH" -p "$PORT" -q -o /dev/null "$@")
-	ok $? "$name: exit 0"
-	is "$(field "$out" failed)" 0 "$name: failed=0"
-	[[ $(field "$out" failed) == 0 ]] || diag "$out"
-}
-
-server_pid() { cat /run/echolab/pid 2>/dev/null; }
+trap stop_all EXIT
 
 # counters KEY: one value from the server's counters line (via SIGUSR1).
 counters_line() {

@@ -67,3 +67,41 @@ port_free() { [[ -z $(ss -Htln "sport = :$1") ]]; }
 
 # Runs a command with a time bound; status 124 when it had to be killed.
 bounded() { timeout -k 5 "$@"; }	# -k: busybox (the guest) knows it too
+
+# ---- shared by the tests that start servers -------------------------------
+
+PIDS=()	# helper processes (probes) to kill on exit
+
+# Kills the probes and stops any server run.sh started; trapped on EXIT.
+# shellcheck disable=SC2317 # called by the EXIT trap
+stop_all() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	"$RUN" stop >/dev/null 2>&1
+}
+
+# bench_ok NAME ARGS...: bench against $PORT, no sample may fail.
+bench_ok() {
+	local name=$1 out
+	shift
+	out=$(bounded 180 "$BENCH" -p "$PORT" -q -o /dev/null "$@")
+	ok $? "$name: exit 0"
+	is "$(field "$out" failed)" 0 "$name: failed=0"
+	[[ $(field "$out" failed) == 0 ]] || diag "$out"
+}
+
+server_pid() { cat /run/echolab/pid 2>/dev/null; }
+
+# The guest tests: make check installs the guest's packages first, so a
+# missing kernel or a failed build is a failure here, not a reason to skip.
+need_guest() {
+	local kver
+	if ! kver=$("$ROOT/vm/run-vm.sh" --print-kernel 2>&1); then
+		echo "Bail out! no guest kernel: $kver"
+		exit 1
+	fi
+	if ! "$RUN" vm-build >&2; then
+		echo "Bail out! cannot build kecho.ko for the guest kernel $kver"
+		exit 1
+	fi
+}

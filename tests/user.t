@@ -7,26 +7,7 @@ source "$(dirname "$0")/lib.sh"
 need_root_or_skip_all
 
 SERVER=$ROOT/user-echo/user-echo-server
-PIDS=()
-# shellcheck disable=SC2317 # called by the EXIT trap
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	"$RUN" stop >/dev/null 2>&1
-}
-trap cleanup EXIT
-
-# bench_ok NAME ARGS...: bench against $PORT, no sample may fail.
-bench_ok() {
-	local name=$1 out
-	shift
-	out=$(bounded 120 "$BENCH" -p "$PORT" -q -o /dev/null "$@")
-	ok $? "$name: exit 0"
-	is "$(field "$out" failed)" 0 "$name: failed=0"
-	[[ $(field "$out" failed) == 0 ]] || diag "$out"
-}
-
-server_pid() { cat /run/echolab/pid 2>/dev/null; }
+trap stop_all EXIT
 
 plan 53
 

@@ -7,14 +7,7 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 need_root_or_skip_all
 
-if ! kver=$("$ROOT/vm/run-vm.sh" --print-kernel 2>&1); then
-	echo "Bail out! no guest kernel: $kver"
-	exit 1
-fi
-if ! "$RUN" vm-build >&2; then
-	echo "Bail out! cannot build kecho.ko for the guest kernel $kver"
-	exit 1
-fi
+need_guest
 if ! make -C "$ROOT/ftrace" --no-print-directory >&2; then
 	echo "Bail out! cannot build ftrace/funclat"
 	exit 1

@@ -7,14 +7,5 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 need_root_or_skip_all
 
-# make check installs the guest's packages first: missing ones are a
-# failure here, not a reason to skip.
-if ! kver=$("$ROOT/vm/run-vm.sh" --print-kernel 2>&1); then
-	echo "Bail out! no guest kernel: $kver"
-	exit 1
-fi
-if ! "$RUN" vm-build >&2; then
-	echo "Bail out! cannot build kecho.ko for the guest kernel $kver"
-	exit 1
-fi
+need_guest
 exec "$ROOT/vm/run-vm.sh" --timeout 900 -- bash tests/guest/kecho.sh

@@ -6,14 +6,7 @@ set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 
-PIDS=()
-# shellcheck disable=SC2317 # called by the EXIT trap
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	"$RUN" stop >/dev/null 2>&1
-}
-trap cleanup EXIT
+trap stop_all EXIT
 
 tcp_inuse() { awk '/^TCP:/ { print $3 }' /proc/net/sockstat; }
 kernel_trouble() { dmesg | grep -E 'WARNING|BUG|Oops|Call Trace|refcount_t' || true; }
