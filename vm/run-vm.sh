@@ -12,7 +12,10 @@
 #   --add HOST[:GUEST]
 #                    also copy HOST (a file or directory) into the guest, at
 #                    GUEST or the same path; ELF files bring their libraries
-#   --kernel-log     show kernel messages up to KERN_DEBUG on the console
+#   --kernel-log     also show the kernel's messages (up to KERN_INFO) on our
+#                    output; they always go to a log whose last lines are
+#                    printed when the guest hangs or dies (a soft lockup
+#                    panics it: softlockup_panic=1)
 #   --print-kernel   print the release of the kernel the guest would boot
 #                    (what kecho.ko must be built for), and exit
 #   -h, --help
@@ -25,7 +28,8 @@
 #
 # Environment: VM_KERNEL (default: the newest /boot/vmlinuz-6.1.0-*-amd64),
 # VM_SMP (2), VM_MEM (2G), VM_TOOLS (more host commands to copy in),
-# VM_APPEND (more kernel command line, e.g. slub_debug=FZP).
+# VM_APPEND (more kernel command line, e.g. slub_debug=FZP), VM_LOG_LINES
+# (60: how much of the kernel log a failure shows).
 #
 # Example:
 #   vm/run-vm.sh -- sh -c 'insmod kecho/kecho.ko && cat /proc/kecho'
@@ -216,7 +220,7 @@ write_init() {
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=dumb VM=1 LAB=/lab OUT=/out
 mount -t devtmpfs devtmpfs /dev
-exec </dev/console >/dev/console 2>&1
+exec </dev/ttyS0 >/dev/ttyS0 2>&1	# the kernel log has its own port
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mkdir -p /dev/pts /dev/shm
@@ -335,16 +339,29 @@ check_kecho() {
 	fi
 }
 
+# The end of the guest kernel's log, for a guest that hung or died.
+kernel_log_tail() {
+	local log=$workdir/kernel.log
+	[[ -s $log ]] || return 0
+	echo "run-vm.sh: the last lines of the guest kernel's log:" >&2
+	tr -d '\r' <"$log" | tail -n "${VM_LOG_LINES:-60}" | sed 's/^/  kernel| /' >&2
+}
+
 run_qemu() {
-	local loglevel=2 rc=0 start remaining status boot exit_code
-	((kernel_log)) && loglevel=7
+	local console=ttyS2 rc=0 start remaining status boot exit_code
+	# The kernel's messages always go to a file of their own (ttyS2), told
+	# when the guest fails; --kernel-log also puts them on our output.
+	((kernel_log)) && console="ttyS2 console=ttyS0"
+	# softlockup_panic: a CPU stuck in the kernel ends the guest in seconds,
+	# with the stack in the log, instead of running into --timeout.
 	local qemu=(qemu-system-x86_64 -accel tcg -cpu max
 		-smp "${VM_SMP:-2}" -m "${VM_MEM:-2G}"
 		-nographic -nodefaults -no-user-config -no-reboot
 		-bios qboot.rom
 		-kernel "$kernel" -initrd "$workdir/initramfs.cpio"
-		-append "console=ttyS0 rdinit=/init edd=off panic=-1 loglevel=$loglevel ${VM_APPEND:-}"
-		-serial stdio -serial "file:$workdir/status")
+		-append "console=$console rdinit=/init edd=off panic=-1 softlockup_panic=1 loglevel=7 ${VM_APPEND:-}"
+		-serial stdio -serial "file:$workdir/status"
+		-serial "file:$workdir/kernel.log")
 	if [[ -n $out_dir ]]; then
 		qemu+=(-fsdev "local,id=out,path=$out_dir,security_model=none"
 			-device "virtio-9p-pci,fsdev=out,mount_tag=out")
@@ -360,6 +377,9 @@ run_qemu() {
 	status=$(cat "$workdir/status" 2>/dev/null || true)
 	boot=$(sed -n 's/^boot=//p' <<<"$status" | tr -d '\r')
 	exit_code=$(sed -n 's/^exit=//p' <<<"$status" | tr -d '\r')
+	if ((rc == 124 || rc == 137)) || [[ -z $exit_code ]]; then
+		kernel_log_tail
+	fi
 	if ((rc == 124 || rc == 137)); then
 		echo "run-vm.sh: timed out after ${timeout_s}s; qemu killed" \
 			"(raise --timeout, or look for a hung command above)" >&2
@@ -367,7 +387,7 @@ run_qemu() {
 	fi
 	if [[ -z $exit_code ]]; then
 		fail "the guest ended without reporting an exit status" \
-			"(qemu status $rc; a kernel panic? rerun with --kernel-log)"
+			"(qemu status $rc; the kernel's last words are above)"
 	fi
 	note "guest up in ${boot:-?}s, command exit $exit_code, wall ${SECONDS}s total" \
 		"($((SECONDS - start))s in qemu)"
