@@ -25,12 +25,11 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <linux/magic.h>
 #include <linux/tcp.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "cgroup.h"
 #include "echo.h"
 #include "echo.skel.h"
 
@@ -93,9 +92,7 @@ static struct server {
 	__u64 conn_events;	/* epoll events on connections: not per message */
 } srv = { .epfd = -1, .lfd = -1, .sigfd = -1, .socks_fd = -1 };
 
-static char cg_path[PATH_MAX];		/* our cgroup: <root>/ebpf-echo-<port> */
-static char cg_parent[PATH_MAX];	/* cgroup root we create it in */
-static char cg_orig[PATH_MAX];		/* where we started, to go back */
+static struct own_cgroup cg;		/* <root>/ebpf-echo-<port> */
 
 static const char usage[] =
 "Usage: ebpf-echo-server [-p PORT] [-b BACKLOG] [-v] [--btf FILE]\n"
@@ -236,193 +233,6 @@ bad_value:
 		"(an integer from %ld to %ld)\n"
 		"Try 'ebpf-echo-server --help'.\n", optarg, name, min, max);
 	return -1;
-}
-
-/* ---- cgroup v2 ------------------------------------------------------- */
-
-/* Undo the octal escapes (\040 for a space...) of /proc/self/mountinfo. */
-static void unescape_mount_path(char *s)
-{
-	char *d = s;
-
-	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*d++ = (s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0');
-			s += 4;
-		} else {
-			*d++ = *s++;
-		}
-	}
-	*d = '\0';
-}
-
-/* First cgroup2 mount point in /proc/self/mountinfo, -ENOENT if none. */
-static int find_cgroup2_mount(char *buf, size_t size)
-{
-	char line[4096], mnt[PATH_MAX], fstype[64];
-	int err = -ENOENT;
-	FILE *f;
-
-	f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		/* id parent maj:min root MOUNTPOINT opts [optional...] - FSTYPE ... */
-		char *sep = strstr(line, " - ");
-
-		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1 ||
-		    strcmp(fstype, "cgroup2"))
-			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
-			continue;
-		unescape_mount_path(mnt);
-		if ((size_t)snprintf(buf, size, "%s", mnt) >= size)
-			continue;
-		err = 0;
-		break;
-	}
-	fclose(f);
-	return err;
-}
-
-static bool is_cgroup2_dir(const char *path)
-{
-	struct statfs st;
-
-	return statfs(path, &st) == 0 && st.f_type == CGROUP2_SUPER_MAGIC;
-}
-
-static int write_file(const char *path, const char *text)
-{
-	ssize_t len = strlen(text), n;
-	int fd, err = 0;
-
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, len);
-	if (n != len)
-		err = n < 0 ? -errno : -EIO;
-	close(fd);
-	return err;
-}
-
-static int cgroup_join(const char *dir)
-{
-	char path[PATH_MAX + 16], pid[32];
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	snprintf(pid, sizeof(pid), "%d\n", getpid());
-	return write_file(path, pid);
-}
-
-/* A pid listed in DIR/cgroup.procs, or 0 when there is none. */
-static long cgroup_first_pid(const char *dir)
-{
-	char path[PATH_MAX + 16];
-	long pid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%ld", &pid) != 1)
-		pid = 0;
-	fclose(f);
-	return pid;
-}
-
-/* Remember the cgroup we started in: "0::/path" of /proc/self/cgroup. */
-static void remember_own_cgroup(const char *mount)
-{
-	char line[PATH_MAX + 8];
-	FILE *f = fopen("/proc/self/cgroup", "re");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::", 3))
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		if ((size_t)snprintf(cg_orig, sizeof(cg_orig), "%s%s", mount,
-				     strcmp(line + 3, "/") ? line + 3 : "") >=
-		    sizeof(cg_orig))
-			cg_orig[0] = '\0';
-		break;
-	}
-	fclose(f);
-}
-
-/* Create <root>/ebpf-echo-<port> (replacing a stale one left by kill -9)
- * and move this process into it. Returns an O_RDONLY fd of the directory.
- */
-static int cgroup_enter(void)
-{
-	int fd, err;
-	long pid;
-
-	if ((size_t)snprintf(cg_path, sizeof(cg_path), "%s/ebpf-echo-%d",
-			     cg_parent, env.port) >= sizeof(cg_path)) {
-		fprintf(stderr, "ebpf-echo-server: cgroup path too long: %s\n",
-			cg_parent);
-		cg_path[0] = '\0';
-		return -ENAMETOOLONG;
-	}
-	if (mkdir(cg_path, 0755) && errno == EEXIST) {
-		/* Left over from a killed server: rmdir works once it is empty,
-		 * and takes any program still attached to it along.
-		 */
-		if (rmdir(cg_path) && errno == EBUSY) {
-			pid = cgroup_first_pid(cg_path);
-			if (pid)
-				fprintf(stderr, "ebpf-echo-server: port %d is busy: "
-					"cgroup %s still holds pid %ld (another "
-					"ebpf-echo-server on this port?); stop it or "
-					"choose another port with -p\n",
-					env.port, cg_path, pid);
-			else
-				fprintf(stderr, "ebpf-echo-server: cannot remove the "
-					"stale cgroup %s (it has child cgroups); remove "
-					"them with rmdir\n", cg_path);
-			cg_path[0] = '\0';
-			return -EBUSY;
-		}
-		vlog("removed stale cgroup %s\n", cg_path);
-		mkdir(cg_path, 0755);
-	}
-	fd = open(cg_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		fprintf(stderr, "ebpf-echo-server: cannot create cgroup %s: %s; "
-			"check that %s is a writable cgroup v2 directory\n",
-			cg_path, strerror(-err), cg_parent);
-		cg_path[0] = '\0';
-		return err;
-	}
-	err = cgroup_join(cg_path);
-	if (err) {
-		fprintf(stderr, "ebpf-echo-server: cannot move into cgroup %s: %s\n",
-			cg_path, strerror(-err));
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
-/* Back to where we came from (or the parent), then remove our cgroup. */
-static void cgroup_leave(void)
-{
-	if (!cg_path[0])
-		return;
-	if ((!cg_orig[0] || cgroup_join(cg_orig)) && cgroup_join(cg_parent))
-		fprintf(stderr, "ebpf-echo-server: cannot leave cgroup %s: %s\n",
-			cg_path, strerror(errno));
-	if (rmdir(cg_path))
-		fprintf(stderr, "ebpf-echo-server: cannot remove cgroup %s: %s; "
-			"remove it with 'rmdir %s'\n", cg_path, strerror(errno), cg_path);
-	cg_path[0] = '\0';
 }
 
 /* ---- counters -------------------------------------------------------- */
@@ -897,7 +707,7 @@ static int open_listener(void)
 }
 
 /* Checks whose failure has a clear cause and a clear remedy, in order. */
-static int check_environment(char *cg_mount, size_t size)
+static int check_environment(void)
 {
 	struct stat st;
 	int err;
@@ -915,27 +725,9 @@ static int check_environment(char *cg_mount, size_t size)
 			env.btf_path, strerror(errno));
 		return -ENOENT;
 	}
-	err = find_cgroup2_mount(cg_mount, size);
+	err = cgroup_setup(&cg, "ebpf-echo-server", env.cgroup_root);
 	if (err)
-		cg_mount[0] = '\0';
-	if (env.cgroup_root) {
-		snprintf(cg_parent, sizeof(cg_parent), "%s", env.cgroup_root);
-	} else if (!err) {
-		snprintf(cg_parent, sizeof(cg_parent), "%s", cg_mount);
-	} else {
-		fprintf(stderr, "ebpf-echo-server: no cgroup v2 mount in "
-			"/proc/self/mountinfo: sock_ops attaches to a cgroup v2 "
-			"directory; mount one (mkdir -p /sys/fs/cgroup/unified && "
-			"mount -t cgroup2 none /sys/fs/cgroup/unified) or pass "
-			"--cgroup-root DIR\n");
-		return -ENOENT;
-	}
-	if (!is_cgroup2_dir(cg_parent)) {
-		fprintf(stderr, "ebpf-echo-server: %s is not a cgroup v2 directory: "
-			"pass --cgroup-root with a directory of a cgroup2 mount "
-			"(see: grep cgroup2 /proc/self/mountinfo)\n", cg_parent);
-		return -ENOTDIR;
-	}
+		return err;
 	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_SOCKHASH, NULL) != 1 ||
 	    libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SK_SKB, NULL) != 1 ||
 	    libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SOCK_OPS, NULL) != 1) {
@@ -1052,18 +844,16 @@ int main(int argc, char **argv)
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	struct bpf_link *link = NULL;
 	struct echo_bpf *skel = NULL;
-	char cg_mount[PATH_MAX];
-	int cg_fd = -1, err, fd;
+	char name[64];
+	int err, fd;
 
 	if (parse_args(argc, argv))
 		return 2;
 	libbpf_set_print(libbpf_print_fn);
 
-	err = check_environment(cg_mount, sizeof(cg_mount));
+	err = check_environment();
 	if (err)
 		return 1;
-	if (cg_mount[0])
-		remember_own_cgroup(cg_mount);
 	err = raise_fd_limit();
 	if (!err)
 		err = setup_signals();
@@ -1114,16 +904,17 @@ int main(int argc, char **argv)
 	/* Our own cgroup, joined before the listener exists: the listener and
 	 * the sockets it accepts belong to it, and nothing else on the box does.
 	 */
-	cg_fd = cgroup_enter();
-	if (cg_fd < 0) {
-		err = cg_fd;
+	snprintf(name, sizeof(name), "ebpf-echo-%d", env.port);
+	err = cgroup_create(&cg, name);
+	if (!err)
+		err = cgroup_enter(&cg);
+	if (err)
 		goto cleanup;
-	}
-	link = bpf_program__attach_cgroup(skel->progs.echo_sockops, cg_fd);
+	link = bpf_program__attach_cgroup(skel->progs.echo_sockops, cg.fd);
 	if (!link) {
 		err = -errno;
 		fprintf(stderr, "ebpf-echo-server: attaching sock_ops to cgroup %s "
-			"failed: %s\n", cg_path, strerror(-err));
+			"failed: %s\n", cg.path, strerror(-err));
 		goto cleanup;
 	}
 
@@ -1133,7 +924,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	srv.lfd = fd;
-	printf("listening on port %d (cgroup %s)\n", env.port, cg_path);
+	printf("listening on port %d (cgroup %s)\n", env.port, cg.path);
 	fflush(stdout);
 
 	err = serve(skel);
@@ -1155,9 +946,7 @@ cleanup:
 	ring_buffer__free(srv.passed);
 	bpf_link__destroy(link);
 	echo_bpf__destroy(skel);
-	if (cg_fd >= 0)
-		close(cg_fd);
-	cgroup_leave();
+	cgroup_remove(&cg);
 	free(srv.conns);
 	return err ? 1 : 0;
 }
