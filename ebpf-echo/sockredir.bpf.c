@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* sockredir: local TCP connections to one port bypass TCP/IP.
+ *
+ * sock_ops puts both ends of every connection to the port into a SOCKHASH
+ * once the handshake is done: the client's end (active) and the server's
+ * (passive), each keyed by its own 4-tuple. At every sendmsg() on either
+ * end, the sk_msg program looks the peer up by the swapped 4-tuple and,
+ * when it is there, moves the data straight onto the peer's ingress queue:
+ * no skb, no TCP segment, no loopback device, no softirq. Handshake and
+ * teardown (SYN, FIN, RST) still go through TCP, which knows nothing of the
+ * bytes that went around it.
+ *
+ * sock_ops only sees sockets whose cgroup it is attached to: the loader
+ * attaches it to a cgroup of its own, where the server and the client run.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "sockredir.h"
+
+#define AF_INET 2
+
+/* Set by the loader before load. */
+const volatile __u32 redir_port = 12345;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SOCKHASH);
+	__uint(max_entries, REDIR_MAX_SOCKS);
+	__type(key, struct redir_key);
+	__type(value, __u64);
+} redir_socks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct redir_counters);
+} redir_counters SEC(".maps");
+
+/*
+ * Ends that sent bytes through TCP once. They stay on TCP: bytes moved to
+ * the peer's ingress queue would be read before those still in its TCP
+ * receive queue. It happens when an end sends before its peer is in the
+ * map (the server's end joins when the handshake's last ACK arrives).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} redir_on_tcp SEC(".maps");
+
+static __always_inline struct redir_counters *counters(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&redir_counters, &zero);
+}
+
+SEC("sockops")
+int redir_sockops(struct bpf_sock_ops *skops)
+{
+	struct redir_counters *c = counters();
+	struct redir_key key = {};
+	__u32 remote_port;
+
+	if (skops->op != BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB &&
+	    skops->op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
+		return 1;
+	if (skops->family != AF_INET)
+		return 1;
+	/* The client's end has the port as its remote, the server's as local. */
+	remote_port = bpf_ntohl(skops->remote_port);
+	if (skops->local_port != redir_port && remote_port != redir_port)
+		return 1;
+
+	key.local_ip4 = skops->local_ip4;
+	key.remote_ip4 = skops->remote_ip4;
+	key.local_port = skops->local_port;
+	key.remote_port = remote_port;
+
+	/* BPF_NOEXIST: a 4-tuple in use is never replaced by a newer one. */
+	if (bpf_sock_hash_update(skops, &redir_socks, &key, BPF_NOEXIST)) {
+		if (c)
+			c->add_failures++;
+		return 1;
+	}
+	if (c)
+		c->socks_added++;
+	return 1;
+}
+
+SEC("sk_msg")
+int redir_msg(struct sk_msg_md *msg)
+{
+	struct redir_counters *c = counters();
+	struct redir_key peer = {};
+	__u32 len = msg->size;
+	__u32 *on_tcp;
+
+	on_tcp = bpf_sk_storage_get(&redir_on_tcp, msg->sk, 0, 0);
+	if (on_tcp && *on_tcp)
+		goto pass;
+
+	/* The peer's key is ours, seen from the other end. */
+	peer.local_ip4 = msg->remote_ip4;
+	peer.remote_ip4 = msg->local_ip4;
+	peer.local_port = bpf_ntohl(msg->remote_port);
+	peer.remote_port = msg->local_port;
+
+	/*
+	 * A peer outside the map (not local, or its cgroup is not ours) makes
+	 * the helper fail without touching the message: SK_PASS then sends it
+	 * through TCP as always. (Returning its SK_DROP would fail sendmsg.)
+	 */
+	if (bpf_msg_redirect_hash(msg, &redir_socks, &peer, BPF_F_INGRESS) != SK_PASS)
+		goto pass;
+	if (c) {
+		c->msgs_redirected++;
+		c->bytes_redirected += len;
+	}
+	return SK_PASS;
+
+pass:
+	on_tcp = bpf_sk_storage_get(&redir_on_tcp, msg->sk, 0,
+				    BPF_SK_STORAGE_GET_F_CREATE);
+	if (on_tcp)
+		*on_tcp = 1;
+	if (c) {
+		c->msgs_passed++;
+		c->bytes_passed += len;
+	}
+	return SK_PASS;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

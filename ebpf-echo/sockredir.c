@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* sockredir: loads sockredir.bpf.c for one port, makes a cgroup of its own
+ * and attaches sock_ops there, then waits. Connections to the port between
+ * processes in that cgroup bypass TCP/IP for their payload; see
+ * sockredir.bpf.c. On SIGINT/SIGTERM it detaches, moves out any process
+ * still in the cgroup and removes it; after kill -9 the kernel detaches the
+ * programs with the last file descriptor and only the empty cgroup stays
+ * (the next start, or `run.sh stop`, removes it).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "cgroup.h"
+#include "sockredir.h"
+#include "sockredir.skel.h"
+
+#define PROG			"sockredir"
+#define DEFAULT_PORT		12345
+#define DEFAULT_BTF		"/sys/kernel/btf/vmlinux"
+
+static struct env {
+	int port;
+	bool verbose;
+	const char *btf_path;
+	const char *cgroup_root;
+} env = {
+	.port = DEFAULT_PORT,
+	.btf_path = DEFAULT_BTF,
+};
+
+static const char usage[] =
+"Usage: sockredir [-p PORT] [-v] [--btf FILE] [--cgroup-root DIR]\n"
+"Local TCP connections to PORT skip TCP/IP for their payload: an sk_msg\n"
+"program moves each sendmsg() straight onto the peer socket's receive queue.\n"
+"Only processes in the cgroup this creates, <root>/echolab-bypass-PORT, are\n"
+"affected: put the server and its clients there (echo PID > DIR/cgroup.procs,\n"
+"or use 'run.sh user --bypass').\n"
+"\n"
+"  -p, --port N           the server port whose connections bypass (12345)\n"
+"  -v, --verbose          libbpf's messages on stderr\n"
+"      --btf FILE         kernel BTF for CO-RE (default /sys/kernel/btf/vmlinux)\n"
+"      --cgroup-root DIR  cgroup v2 directory to create ours in (default: the\n"
+"                         cgroup2 mount in /proc/self/mountinfo)\n"
+"  -h, --help             this text\n"
+"\n"
+"Prints 'bypass on port PORT for cgroup DIR' once attached. SIGUSR1 prints the\n"
+"counters line; SIGINT/SIGTERM detach, empty and remove the cgroup.\n"
+"Exit status: 0 clean stop, 1 runtime error, 2 bad arguments.\n";
+
+static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt,
+			   va_list args)
+{
+	if (level == LIBBPF_DEBUG && !env.verbose)
+		return 0;
+	if (level == LIBBPF_INFO && !env.verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "port", required_argument, NULL, 'p' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "btf", required_argument, NULL, 'B' },
+		{ "cgroup-root", required_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	char *end;
+	long v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "p:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > 65535) {
+				fprintf(stderr, PROG ": --port: '%s' is not a port "
+					"number (1-65535)\n", optarg);
+				return -1;
+			}
+			env.port = v;
+			break;
+		case 'v':
+			env.verbose = true;
+			break;
+		case 'B':
+			env.btf_path = optarg;
+			break;
+		case 'C':
+			env.cgroup_root = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		default:
+			fputs("Try 'sockredir --help'.\n", stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'\nTry 'sockredir "
+			"--help'.\n", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+/* Checks whose failure has a clear cause and a clear remedy, in order. */
+static int check_environment(struct own_cgroup *cg)
+{
+	struct stat st;
+	int err;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, PROG ": must run as root: loading BPF programs and "
+			"creating a cgroup need CAP_BPF, CAP_NET_ADMIN and "
+			"CAP_SYS_ADMIN; run it with sudo\n");
+		return -EPERM;
+	}
+	if (stat(env.btf_path, &st)) {
+		fprintf(stderr, PROG ": no kernel BTF at %s (%s): CO-RE needs a "
+			"kernel built with CONFIG_DEBUG_INFO_BTF=y; boot such a "
+			"kernel or pass its BTF with --btf FILE\n", env.btf_path,
+			strerror(errno));
+		return -ENOENT;
+	}
+	err = cgroup_setup(cg, PROG, env.cgroup_root);
+	if (err)
+		return err;
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_SOCKHASH, NULL) != 1 ||
+	    libbpf_probe_bpf_map_type(BPF_MAP_TYPE_SK_STORAGE, NULL) != 1 ||
+	    libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SK_MSG, NULL) != 1 ||
+	    libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SOCK_OPS, NULL) != 1) {
+		fprintf(stderr, PROG ": this kernel lacks SOCKHASH or socket "
+			"storage maps, sk_msg or sock_ops programs (needs "
+			"CONFIG_BPF_SYSCALL, CONFIG_NET_SOCK_MSG, CONFIG_CGROUP_BPF; "
+			"Linux 5.9 or later); the bypass cannot run here\n");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static void print_counters(struct sockredir_bpf *skel)
+{
+	int ncpus = libbpf_num_possible_cpus(), i;
+	struct redir_counters *per_cpu, sum = {};
+	__u32 zero = 0;
+
+	if (ncpus <= 0)
+		return;
+	per_cpu = calloc(ncpus, sizeof(*per_cpu));
+	if (!per_cpu)
+		return;
+	if (!bpf_map__lookup_elem(skel->maps.redir_counters, &zero, sizeof(zero),
+				  per_cpu, ncpus * sizeof(*per_cpu), 0)) {
+		for (i = 0; i < ncpus; i++) {
+			sum.socks_added += per_cpu[i].socks_added;
+			sum.add_failures += per_cpu[i].add_failures;
+			sum.msgs_redirected += per_cpu[i].msgs_redirected;
+			sum.bytes_redirected += per_cpu[i].bytes_redirected;
+			sum.msgs_passed += per_cpu[i].msgs_passed;
+			sum.bytes_passed += per_cpu[i].bytes_passed;
+		}
+		/* One line, key=value: run.sh status and the tests parse it. */
+		fprintf(stderr, "counters socks_added=%llu add_failures=%llu "
+			"msgs_redirected=%llu bytes_redirected=%llu "
+			"msgs_passed=%llu bytes_passed=%llu\n",
+			(unsigned long long)sum.socks_added,
+			(unsigned long long)sum.add_failures,
+			(unsigned long long)sum.msgs_redirected,
+			(unsigned long long)sum.bytes_redirected,
+			(unsigned long long)sum.msgs_passed,
+			(unsigned long long)sum.bytes_passed);
+	}
+	free(per_cpu);
+}
+
+/* Blocks until SIGINT or SIGTERM; SIGUSR1 prints the counters. */
+static void wait_for_stop(struct sockredir_bpf *skel, const sigset_t *mask)
+{
+	int sig;
+
+	for (;;) {
+		if (sigwait(mask, &sig))
+			return;
+		if (sig != SIGUSR1)
+			return;
+		print_counters(skel);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
+	struct sockredir_bpf *skel = NULL;
+	struct bpf_link *link = NULL;
+	struct own_cgroup cg = { .fd = -1 };
+	char name[64];
+	sigset_t mask;
+	int err;
+
+	if (parse_args(argc, argv))
+		return 2;
+	libbpf_set_print(libbpf_print_fn);
+	if (check_environment(&cg))
+		return 1;
+
+	/* Signals are waited for, not handled: block them from the start, so
+	 * that one arriving while we set up stops us cleanly afterwards.
+	 */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+
+	open_opts.btf_custom_path = env.btf_path;
+	skel = sockredir_bpf__open_opts(&open_opts);
+	if (!skel) {
+		err = -errno;
+		fprintf(stderr, PROG ": opening the BPF object failed: %s (run "
+			"with -v for libbpf's log)\n", strerror(-err));
+		goto cleanup;
+	}
+	skel->rodata->redir_port = env.port;
+	err = sockredir_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, PROG ": loading the BPF programs failed: %s; the "
+			"verifier or the kernel rejected them (run with -v for the "
+			"verifier log)\n", strerror(-err));
+		goto cleanup;
+	}
+
+	/* sk_msg first: a socket takes the map's programs when it is added. */
+	err = bpf_prog_attach(bpf_program__fd(skel->progs.redir_msg),
+			      bpf_map__fd(skel->maps.redir_socks),
+			      BPF_SK_MSG_VERDICT, 0);
+	if (err) {
+		err = -errno;
+		fprintf(stderr, PROG ": attaching sk_msg to the SOCKHASH failed: "
+			"%s\n", strerror(-err));
+		goto cleanup;
+	}
+
+	snprintf(name, sizeof(name), "echolab-bypass-%d", env.port);
+	err = cgroup_create(&cg, name);
+	if (err)
+		goto cleanup;
+	/* A link, not a plain attachment: it goes away with this process. */
+	link = bpf_program__attach_cgroup(skel->progs.redir_sockops, cg.fd);
+	if (!link) {
+		err = -errno;
+		fprintf(stderr, PROG ": attaching sock_ops to cgroup %s failed: "
+			"%s\n", cg.path, strerror(-err));
+		goto cleanup;
+	}
+
+	printf("bypass on port %d for cgroup %s\n", env.port, cg.path);
+	fflush(stdout);
+	wait_for_stop(skel, &mask);
+	print_counters(skel);
+
+cleanup:
+	/* Detach first, then empty the cgroup: no new socket joins the map,
+	 * and the map goes with the object, taking its sockets' psocks along.
+	 */
+	bpf_link__destroy(link);
+	sockredir_bpf__destroy(skel);
+	cgroup_remove(&cg);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Shared by sockredir.bpf.c and its loader, sockredir.c. */
+#ifndef ECHOLAB_SOCKREDIR_H
+#define ECHOLAB_SOCKREDIR_H
+
+/* Both ends of every bypassed connection; enough for 1000 x 10 runs and
+ * for the TIME_WAIT-free ends still open when the next round starts.
+ */
+#define REDIR_MAX_SOCKS	65536
+
+/*
+ * One end of a connection as the kernel names it from that end. The key of
+ * the peer is the same four fields swapped. Ports in host byte order.
+ */
+struct redir_key {
+	__u32 local_ip4;
+	__u32 remote_ip4;
+	__u32 local_port;
+	__u32 remote_port;
+};
+
+/* Per CPU; the loader sums them. */
+struct redir_counters {
+	__u64 socks_added;	/* ends put into the SOCKHASH */
+	__u64 add_failures;	/* the map refused one (full?) */
+	__u64 msgs_redirected;	/* sendmsg calls handed to the peer */
+	__u64 bytes_redirected;
+	__u64 msgs_passed;	/* no peer in the map: through TCP/IP */
+	__u64 bytes_passed;
+};
+
+#endif
