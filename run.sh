@@ -9,6 +9,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 STATE_DIR=${ECHOLAB_STATE_DIR:-/run/echolab}
 BENCH=$ROOT/bench/bench
+SOCKREDIR=$ROOT/ebpf-echo/sockredir
 DEFAULT_PORT=12345
 READY_TIMEOUT_S=5	# a server must answer an echo within this
 STOP_TIMEOUT_S=5	# SIGTERM grace period before SIGKILL
@@ -21,13 +22,15 @@ WHERE=${ECHOLAB_WHERE:-native}	# native, vm or netns: written into raw files
 
 # Every server the suite knows, in the order results show them.
 SERVERS=(user ebpf kecho)
+BYPASS=0	# --bypass: the user server behind sockredir (sk_msg)
 
 usage() {
 	cat <<EOF
-Usage: sudo ./run.sh SERVER [--port N] [-- SERVER-ARGS...]
-       sudo ./run.sh bench SERVER [--port N] [--out DIR] [BENCH-ARGS...]
+Usage: sudo ./run.sh SERVER [--port N] [--bypass] [-- SERVER-ARGS...]
+       sudo ./run.sh bench SERVER [--port N] [--bypass] [--out DIR] [BENCH-ARGS...]
+       sudo ./run.sh client COMMAND [ARGS...]
        sudo ./run.sh --vm SERVER [--port N] [BENCH-ARGS...]
-       sudo ./run.sh compare [--netns | --vm] [--repeat N] [--sweep K=V,...] [BENCH-ARGS...]
+       sudo ./run.sh compare [--netns | --vm] [--bypass] [--repeat N] [--sweep K=V,...] [BENCH-ARGS...]
        sudo ./run.sh stop
        ./run.sh status
 
@@ -37,6 +40,8 @@ Servers: ${SERVERS[*]}
                 wait until an echo round trip succeeds, print its pid and port
   bench SERVER  start SERVER, run bench/bench against it (default -t 1000
                 -r 10), print the summary and the raw file, stop SERVER
+  client CMD    run a client command where the server's bypass reaches it
+                (in its cgroup); without --bypass it just runs CMD
   --vm SERVER   the same inside a qemu guest running a kernel that loads
                 modules (how kecho runs where insmod cannot)
   compare       every server this machine can run, measured alike, into
@@ -47,6 +52,11 @@ Servers: ${SERVERS[*]}
 
 Options:
   --port N      port to serve on (default $DEFAULT_PORT)
+  --bypass      user only: also start ebpf-echo/sockredir, whose sk_msg
+                program moves the payload of local connections to the port
+                straight to the peer socket, around TCP/IP. Only processes
+                in its cgroup take the bypass: the server, and clients run
+                with 'run.sh client' or 'run.sh bench user --bypass'
   -h, --help    this text
 
 SERVER-ARGS for kecho are module parameters: mode=unbound|bound|kthread,
@@ -163,6 +173,87 @@ ensure_built() {
 }
 
 ebpf_cgroup() { echo "$(cgroup2_mount)/ebpf-echo-$1"; }
+
+# ---- the bypass: ebpf-echo/sockredir ---------------------------------------
+
+# Prints why the bypass cannot run here, or nothing when it can.
+bypass_unavailable() {
+	if [[ ! -r /sys/kernel/btf/vmlinux ]]; then
+		echo "this kernel has no BTF (/sys/kernel/btf/vmlinux), which sockredir's CO-RE programs need"
+	elif [[ -z $(cgroup2_mount) ]]; then
+		echo "no cgroup v2 is mounted (sockredir attaches to a cgroup of its own); mount one: mount -t cgroup2 none /sys/fs/cgroup/unified"
+	fi
+}
+
+# Starts sockredir for PORT and waits until its programs are attached;
+# its cgroup goes to $STATE_DIR/bypass.
+start_bypass() {
+	local port=$1 pid i
+	if [[ ! -x $SOCKREDIR ]]; then
+		make -C "$ROOT" --no-print-directory ebpf >/dev/null ||
+			die "building ebpf-echo/sockredir failed: run 'make ebpf' to see why"
+	fi
+	setsid "$SOCKREDIR" --port "$port" </dev/null >"$STATE_DIR/bypass.log" 2>&1 &
+	pid=$!
+	echo "$pid" >"$STATE_DIR/bypass.pid"
+	for ((i = 0; i < READY_TIMEOUT_S * 10; i++)); do
+		if grep -q '^bypass on port' "$STATE_DIR/bypass.log"; then
+			sed -n 's/^bypass on port [0-9]* for cgroup //p' \
+				"$STATE_DIR/bypass.log" >"$STATE_DIR/bypass"
+			say "bypass: sockredir (pid $pid) attached to cgroup $(state bypass)"
+			return 0
+		fi
+		alive "$pid" "$SOCKREDIR" || break
+		sleep 0.1
+	done
+	sed 's/^/  | /' "$STATE_DIR/bypass.log" >&2
+	stop_bypass "$port" >/dev/null
+	restore_sysctls
+	rm -rf "$STATE_DIR"
+	die "sockredir did not attach within ${READY_TIMEOUT_S}s (its output is above)"
+}
+
+# Stops sockredir, if it was started, and checks that nothing of it stays:
+# no process, no cgroup (a killed one leaves it, empty), no programs.
+stop_bypass() {
+	local port=$1 pid cg progs procs
+	pid=$(state bypass.pid)
+	[[ -n $pid ]] || return 0
+	if alive "$pid" "$SOCKREDIR"; then
+		terminate sockredir "$pid" "$SOCKREDIR"
+	else
+		wait "$pid" 2>/dev/null || true
+	fi
+	cg=$(state bypass)
+	cg=${cg:-$(bypass_cgroup "$port")}
+	if [[ -d $cg ]]; then
+		[[ ! -s $cg/cgroup.procs ]] ||
+			die "cgroup $cg still holds processes: $(tr '\n' ' ' <"$cg/cgroup.procs")"
+		rmdir "$cg" || die "cannot remove $cg"
+		say "removed the empty cgroup $cg left by a killed sockredir"
+	fi
+	# The kernel drops the programs with the last sockredir that holds them:
+	# none may outnumber the sockredir processes (others, on other ports).
+	progs=$(bpftool prog show 2>/dev/null | grep -c 'name redir_msg ' || true)
+	procs=$(pgrep -xc sockredir || true)
+	((progs <= procs)) ||
+		die "sockredir's programs are still loaded ($progs redir_msg, $procs sockredir running; 'bpftool prog show')"
+	rm -f "$STATE_DIR/bypass.pid" "$STATE_DIR/bypass"
+	say "bypass: sockredir stopped, cgroup $cg removed"
+}
+
+# in_bypass CMD...: runs CMD in the bypass cgroup when there is one.
+in_bypass() {
+	local cg
+	cg=$(state bypass)
+	(
+		if [[ -n $cg ]]; then
+			echo "$BASHPID" >"$cg/cgroup.procs" ||
+				die "cannot move into $cg (is the bypass still running?)"
+		fi
+		exec "$@"
+	)
+}
 
 # Checks, once the process is gone, that nothing of the server is left.
 verify_clean() {
@@ -295,8 +386,30 @@ launch() {
 		pid=
 		return 0
 	fi
+	if ((BYPASS)); then
+		# The server joins the cgroup before it opens its listener: a
+		# socket belongs to the cgroup of the process that made it.
+		start_bypass "$port"
+		# shellcheck disable=SC2016 # expanded by that bash
+		setsid bash -c 'echo "$$" >"$1/cgroup.procs" && exec "${@:2}"' \
+			run.sh "$(state bypass)" "$bin" --port "$port" "$@" \
+			</dev/null >"$STATE_DIR/server.log" 2>&1 &
+		pid=$!
+		wait_exec "$pid" "$bin"
+		return 0
+	fi
 	setsid "$bin" --port "$port" "$@" </dev/null >"$STATE_DIR/server.log" 2>&1 &
 	pid=$!
+}
+
+# Waits (up to a second) until a started shell has become binary exe.
+wait_exec() {
+	local pid=$1 exe=$2 i
+	for ((i = 0; i < 100; i++)); do
+		[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$exe" ]] && return 0
+		alive "$pid" || return 0	# start_server reports it
+		sleep 0.01
+	done
 }
 
 start_server() {
@@ -305,6 +418,13 @@ start_server() {
 	need_root "$server"
 	why=$(server_unavailable "$server")
 	[[ -z $why ]] || die "cannot start $server: $why"
+	if ((BYPASS)); then
+		[[ $server == user ]] ||
+			usage_error "--bypass goes with the user server only (ebpf's sockets are in its own sockmap; kecho's are the kernel's)"
+		why=$(bypass_unavailable)
+		[[ -z $why ]] || die "cannot start the bypass: $why"
+		ensure_built ebpf
+	fi
 	ensure_built "$server"
 	stop_server quiet
 
@@ -335,6 +455,7 @@ start_server() {
 		fi
 		if echo_ok "$port"; then
 			say "$server running: ${pid:+pid $pid, }port $port (log: $STATE_DIR/server.log)"
+			((BYPASS)) && say "bypass: clients take it only inside its cgroup: sudo ./run.sh client ./bench/bench -p $port"
 			return 0
 		fi
 		sleep 0.1
@@ -379,6 +500,7 @@ stop_server() {
 	else
 		terminate "$server" "$pid" "$exe"
 	fi
+	stop_bypass "$port"
 	restore_sysctls
 	verify_clean "$server" "$port"
 
@@ -420,12 +542,27 @@ show_status() {
 		echo "raised:      $(awk '{printf "%s (was %s) ", $1, $2}' "$STATE_DIR/sysctl.orig")"
 	fi
 	server_status "$server" "$pid"
+	bypass_status
+}
+
+bypass_status() {
+	local pid
+	pid=$(state bypass.pid)
+	[[ -n $pid ]] || return 0
+	if ! alive "$pid" "$SOCKREDIR"; then
+		echo "bypass:      sockredir (pid $pid) is gone: no bypass; './run.sh stop' cleans up"
+		return 0
+	fi
+	# On SIGUSR1 sockredir writes its counters to its log.
+	kill -USR1 "$pid" 2>/dev/null && sleep 0.2
+	echo "bypass:      sockredir pid $pid, cgroup $(state bypass)"
+	echo "             $(grep '^counters ' "$STATE_DIR/bypass.log" | tail -n1)"
 }
 
 # bench SERVER [--port N] [--out DIR] [bench args]: the main job in one
 # command.
 run_bench() {
-	local server=$1 port=$DEFAULT_PORT dir='' out rc=0
+	local server=$1 port=$DEFAULT_PORT dir='' out rc=0 label
 	shift
 	while (($#)); do
 		case $1 in
@@ -439,16 +576,22 @@ run_bench() {
 			dir=$2
 			shift 2
 			;;
+		--bypass)
+			BYPASS=1
+			shift
+			;;
 		*) break ;;
 		esac
 	done
 	start_server "$server" "$port"
-	dir=${dir:-$ROOT/results/runs/$(date +%Y%m%d-%H%M%S)-$server}
+	label=$server
+	((BYPASS)) && label=$server-bypass
+	dir=${dir:-$ROOT/results/runs/$(date +%Y%m%d-%H%M%S)-$label}
 	mkdir -p "$dir"
-	out=$dir/$server-1.tsv
-	say "bench against $server: ${*:--t 1000 -r 10}"
+	out=$dir/$label-1.tsv
+	say "bench against $label: ${*:--t 1000 -r 10}"
 	# Defaults first: flags given later on the command line win.
-	"$BENCH" -t 1000 -r 10 -p "$port" -l "$server" -o "$out" \
+	in_bypass "$BENCH" -t 1000 -r 10 -p "$port" -l "$label" -o "$out" \
 		--meta "where=$WHERE" "$@" || rc=$?
 	[[ " $* " != *" -q "* && " $* " != *" --quiet "* ]] ||
 		say "raw samples: $out"
@@ -517,16 +660,23 @@ main() {
 	vm-build) # for scripts: build everything the guest needs
 		build_for_guest
 		;;
-	entries) # for scripts: what compare measures, "label server [args]"
-		printf '%s\n' "user user" "ebpf ebpf" "kecho-unbound kecho mode=unbound" \
-			"kecho-bound kecho mode=bound" "kecho-kthread kecho mode=kthread"
+	entries) # for scripts: what compare measures, "label server [start options]"
+		printf '%s\n' "user user" "user-bypass user --bypass" "ebpf ebpf" \
+			"kecho-unbound kecho -- mode=unbound" "kecho-bound kecho -- mode=bound" \
+			"kecho-kthread kecho -- mode=kthread"
 		;;
 	servers) # for scripts: the servers, in order
 		printf '%s\n' "${SERVERS[@]}"
 		;;
-	why-not) # for scripts: why SERVER cannot run at PLACE, or nothing
+	why-not) # for scripts: why SERVER [start options] cannot run, or nothing
 		is_server "${1:-}" || usage_error "why-not: unknown server '${1:-}'"
-		server_unavailable "$1" "${2:-native}"
+		server_unavailable "$1"
+		[[ " $* " != *" --bypass "* ]] || bypass_unavailable
+		;;
+	client)
+		(($#)) || usage_error "client: name a command, e.g. sudo ./run.sh client ./bench/bench -t 1000"
+		[[ -z $(state bypass) ]] || need_root client
+		in_bypass "$@"
 		;;
 	bench)
 		server=${1:-}
@@ -542,6 +692,10 @@ main() {
 				[[ $# -ge 2 ]] || usage_error "--port needs a value"
 				port=$(parse_port "$2")
 				shift 2
+				;;
+			--bypass)
+				BYPASS=1
+				shift
 				;;
 			--)
 				shift

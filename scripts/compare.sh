@@ -20,6 +20,7 @@ NS_CLI_IP=10.213.0.2
 
 # Set by the command line.
 PLACE=native
+BYPASS=0
 REPEAT=3
 SWEEP_KEY=
 SWEEP_VALUES=()
@@ -33,7 +34,7 @@ NETNS_UP=
 
 usage() {
 	cat <<EOF
-Usage: sudo ./run.sh compare [--netns | --vm] [--repeat N]
+Usage: sudo ./run.sh compare [--netns | --vm] [--bypass] [--repeat N]
                              [--sweep threads=1,10,100,1000 | --sweep size=64,1024]
                              [--out DIR] [BENCH-ARGS...]
 
@@ -43,6 +44,8 @@ same flags N times, stops it; then writes summary.md and the plots.
   --netns        server and bench in two network namespaces over a veth
                  pair: the "client on another machine" path
   --vm           everything in the qemu guest, kecho included
+  --bypass       the user server alone, without and with the sk_msg bypass
+                 (ebpf-echo/sockredir), bench in the bypass's cgroup
   --repeat N     bench runs per server (default 3)
   --sweep K=V,.. repeat the whole comparison for each value of threads or
                  size, and plot latency and req/s against it
@@ -85,6 +88,7 @@ parse_args() {
 			;;
 		--netns) PLACE=netns ;;
 		--vm) PLACE=vm ;;
+		--bypass) BYPASS=1 ;;
 		--repeat)
 			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--repeat needs a positive number"
 			REPEAT=$2
@@ -109,6 +113,9 @@ parse_args() {
 		esac
 		shift
 	done
+	if ((BYPASS)) && [[ $PLACE == netns ]]; then
+		usage_error "--bypass joins two sockets of one network stack; it has nothing to bypass between namespaces (use it without --netns)"
+	fi
 	((${#BENCH_ARGS[@]})) || BENCH_ARGS=(-t 1000 -r 10)
 	# bench judges its own flags (--help last: every flag is parsed first).
 	local err
@@ -128,11 +135,20 @@ in_server() {
 	fi
 }
 
-in_client() {
+in_client_ns() {
 	if [[ $PLACE == netns ]]; then
 		nsenter --net="/run/netns/$NS_CLI" "$@"
 	else
 		"$@"
+	fi
+}
+
+# The client also joins the bypass's cgroup when the server has one.
+in_client() {
+	if [[ $PLACE == netns ]]; then
+		nsenter --net="/run/netns/$NS_CLI" "$@"
+	else
+		"$RUN" client "$@"
 	fi
 }
 
@@ -171,7 +187,7 @@ netns_down() {
 # Waits until the client side has room for another full run of connections.
 # shellcheck disable=SC2016 # an awk program, not shell
 time_wait() {
-	in_client awk '/^TCP:/ { for (i = 2; i < NF; i++) if ($i == "tw") print $(i + 1) }' \
+	in_client_ns awk '/^TCP:/ { for (i = 2; i < NF; i++) if ($i == "tw") print $(i + 1) }' \
 		/proc/net/sockstat
 }
 
@@ -194,13 +210,13 @@ bench_run() {
 		--meta "where=$WHERE" "${BENCH_ARGS[@]}" "$@" || true
 }
 
-# measure_server LABEL SERVER [ARGS...]: fails (after saying why) when
-# the server does not start.
+# measure_server LABEL SERVER [START-OPTIONS...]: fails (after saying why)
+# when the server does not start.
 measure_server() {
 	local label=$1 server=$2 rep file tag v
 	local args=()
 	shift 2
-	in_server "$RUN" "$server" --port "$PORT" ${1:+-- "$@"} 2>&1 | sed 's/^/  /'
+	in_server "$RUN" "$server" --port "$PORT" "$@" 2>&1 | sed 's/^/  /'
 	((PIPESTATUS[0] == 0)) || return 1
 	RUNNING=$server
 	# Warm-up: caches, page cache, BPF JIT, accept queue; not recorded.
@@ -240,11 +256,12 @@ write_meta() {
 		echo "repeat=$REPEAT"
 		[[ -z $SWEEP_KEY ]] || echo "sweep=$SWEEP_KEY=$(IFS=,; echo "${SWEEP_VALUES[*]}")"
 		echo "client=closed-loop"
+		((BYPASS)) && echo "bypass=user-bypass: ebpf-echo/sockredir (sk_msg), server and bench in its cgroup"
 		echo "nofile=$(ulimit -Sn)/$(ulimit -Hn)"
 		echo "somaxconn=$(in_server sysctl -n net.core.somaxconn) (run.sh raises it to >= 4096 while a server runs)"
 		echo "tcp_max_syn_backlog=$(in_server sysctl -n net.ipv4.tcp_max_syn_backlog) (likewise)"
-		echo "ip_local_port_range=$(in_client sysctl -n net.ipv4.ip_local_port_range | tr '\t' -)"
-		echo "tcp_tw_reuse=$(in_client sysctl -n net.ipv4.tcp_tw_reuse)"
+		echo "ip_local_port_range=$(in_client_ns sysctl -n net.ipv4.ip_local_port_range | tr '\t' -)"
+		echo "tcp_tw_reuse=$(in_client_ns sysctl -n net.ipv4.tcp_tw_reuse)"
 		echo "git=${ECHOLAB_GIT:-$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)}"
 	} >"$f"
 }
@@ -360,14 +377,21 @@ main() {
 	MEASURED=()
 	SKIPPED=()
 	while read -r label server args; do
-		why=$("$RUN" why-not "$server" "$PLACE")
+		# --bypass: user without and with it; otherwise all but it.
+		if ((BYPASS)); then
+			[[ $server == user ]] || continue
+		else
+			[[ " $args " != *" --bypass "* ]] || continue
+		fi
+		# shellcheck disable=SC2086 # args: zero or more start options
+		why=$("$RUN" why-not "$server" $args)
 		if [[ -n $why ]]; then
 			say "$label: not measured here: $why"
 			SKIPPED+=("\`$label\`: $why")
 			continue
 		fi
 		say "$label: start"
-		# shellcheck disable=SC2086 # args: zero or more module parameters
+		# shellcheck disable=SC2086 # args: zero or more start options
 		if ! measure_server "$label" "$server" $args; then
 			say "$label: did not start (its message is above)"
 			SKIPPED+=("\`$label\`: did not start here; \`sudo ./run.sh $server\` shows why")
