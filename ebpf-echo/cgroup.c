@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <linux/magic.h>
+#include <bpf/bpf.h>
 #include "cgroup.h"
 
 /* Undo the octal escapes (\040 for a space...) of /proc/self/mountinfo. */
@@ -158,6 +159,21 @@ int cgroup_setup(struct own_cgroup *cg, const char *prog, const char *root)
 	return 0;
 }
 
+/* Programs attached to DIR's sock_ops hook; 0 when none or unknown. */
+static __u32 sock_ops_attached(const char *dir)
+{
+	__u32 count = 0;
+	int fd;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (bpf_prog_query(fd, BPF_CGROUP_SOCK_OPS, 0, NULL, NULL, &count))
+		count = 0;
+	close(fd);
+	return count;
+}
+
 int cgroup_create(struct own_cgroup *cg, const char *name)
 {
 	long pid;
@@ -171,8 +187,18 @@ int cgroup_create(struct own_cgroup *cg, const char *name)
 		return -ENAMETOOLONG;
 	}
 	if (mkdir(cg->path, 0755) && errno == EEXIST) {
+		/* A live loader's cgroup may be empty, but its link keeps
+		 * sock_ops attached; a killed loader's link is gone.
+		 */
+		if (sock_ops_attached(cg->path)) {
+			fprintf(stderr, "%s: cgroup %s has sock_ops attached: "
+				"another instance serves this port; stop it or "
+				"choose another port with -p\n", cg->prog, cg->path);
+			cg->path[0] = '\0';
+			return -EBUSY;
+		}
 		/* Left over from a killed loader: rmdir works once it is
-		 * empty, and takes any program still attached to it along.
+		 * empty.
 		 */
 		if (rmdir(cg->path) && errno == EBUSY) {
 			pid = cgroup_first_pid(cg->path);

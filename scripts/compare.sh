@@ -284,7 +284,7 @@ write_summary() {
 			base=
 			for s in "${MEASURED[@]}"; do
 				files=()
-				for line in "$OUT/$s${SWEEP_KEY:+-$SWEEP_KEY$v}"-*.tsv; do
+				for line in "$OUT/$s${SWEEP_KEY:+-$SWEEP_KEY$v}"-[0-9]*.tsv; do
 					[[ -e $line ]] && files+=("$line")
 				done
 				((${#files[@]})) || continue

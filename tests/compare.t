@@ -21,16 +21,17 @@ trap cleanup EXIT
 
 is_png() { [[ $(head -c 8 "$1" 2>/dev/null | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]]; }
 
-# What compare measures ("label server [module args]") and what of it can
-# run here: the table must have one row for each of those.
-mapfile -t entries < <("$RUN" entries)
+# What compare measures ("label server [start options]") and what of it
+# can run here: the table must have one row for each of those. The bypass
+# entry is for compare --bypass only.
+mapfile -t entries < <("$RUN" entries | grep -v -- ' --bypass')
 runnable=()
 for e in "${entries[@]}"; do
 	read -r label server _ <<<"$e"
 	[[ -n $("$RUN" why-not "$server") ]] || runnable+=("$label")
 done
 
-plan 30
+plan 36
 
 out=$("$RUN" compare -t 50 -r 2 --repeat 1 --out "$TMP/native" 2>&1)
 ok $? "compare/native: exit 0"
@@ -93,6 +94,22 @@ grep -q '^# where=netns' "$TMP/netns/user-1.tsv" && grep -q '^# host=10\.' "$TMP
 ok $? "compare/netns: raw file says where and which address"
 ! ip netns list | grep -q echolab && ! ip link | grep -q echolab
 ok $? "compare/netns: no namespace or veth left"
+
+# --bypass: user without and with the sk_msg bypass, side by side.
+out=$("$RUN" compare --bypass -t 20 -r 2 -m 5 --repeat 1 --out "$TMP/bypass" 2>&1)
+ok $? "compare/bypass: exit 0"
+rows=$(grep -oE '^\| [a-z-]+ \| 200 \| 0 \|' "$TMP/bypass/summary.md" | cut -d' ' -f2 | tr '\n' ' ')
+is "$rows" "user user-bypass " "compare/bypass: rows user and user-bypass, 200 samples each, 0 failed"
+is_png "$TMP/bypass/scatter-user-bypass.png" && is_png "$TMP/bypass/boxplot.png"
+ok $? "compare/bypass: plotted"
+grep -q '^bypass=' "$TMP/bypass/meta.txt"
+ok $? "compare/bypass: meta.txt says what the bypass was"
+[[ ! -e /run/echolab ]] && ! pgrep -f 'sockredir --port' >/dev/null &&
+	! compgen -G "/sys/fs/cgroup/*/echolab-bypass-$PORT" >/dev/null &&
+	! compgen -G "/sys/fs/cgroup/echolab-bypass-$PORT" >/dev/null
+ok $? "compare/bypass: no server, sockredir or cgroup left"
+out=$("$RUN" compare --bypass --netns 2>&1)
+is $? 2 "compare/bypass: with --netns exits 2 (nothing to bypass)"
 
 # Ctrl-C in the middle: no server left, the samples so far kept.
 # Job control: the job gets its own process group (as at a terminal) and

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The sk_msg bypass (ebpf-echo/sockredir) in front of the user server:
+# bytes in order, half-close and reset, 1000 clients, the bypass really
+# taken and only where it should be, nothing left behind, clear errors.
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+need_root_or_skip_all
+
+SOCKREDIR=$ROOT/ebpf-echo/sockredir
+LOG=/run/echolab/bypass.log
+trap 'stop_all; pkill -f "user-echo-server -p $SPARE_PORT" 2>/dev/null' EXIT
+
+cgroup2=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") break }
+	$(i + 1) == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+CG=$cgroup2/echolab-bypass-$PORT
+
+if [[ ! -r /sys/kernel/btf/vmlinux || -z $cgroup2 ]]; then
+	echo "1..0 # SKIP this kernel has no BTF or no cgroup v2 mount"
+	exit 0
+fi
+
+# counters_line: sockredir's counters (it prints them on SIGUSR1).
+counters_line() {
+	kill -USR1 "$(cat /run/echolab/bypass.pid)"
+	sleep 0.3
+	grep '^counters ' "$LOG" | tail -n1
+}
+
+# grew BEFORE AFTER KEY: how much a counter grew.
+grew() { echo $(($(field "$2" "$3") - $(field "$1" "$3"))); }
+
+# client ARGS...: bench inside the bypass's cgroup (run.sh client).
+client_bench_ok() {
+	local name=$1 out
+	shift
+	out=$(bounded 180 "$RUN" client "$BENCH" -p "$PORT" -q -o /dev/null "$@")
+	ok $? "$name: exit 0"
+	is "$(field "$out" failed)" 0 "$name: failed=0"
+	[[ $(field "$out" failed) == 0 ]] || diag "$out"
+}
+
+# nothing_left NAME: no program, attachment, cgroup or listener of ours.
+nothing_left() {
+	local name=$1
+	local progs procs
+	# Other sockredir processes (other ports) may hold programs of their own.
+	progs=$(bpftool prog show | grep -c 'name redir_sockops ')
+	procs=$(pgrep -xc sockredir)
+	((progs <= procs))
+	ok $? "$name: no redir_sockops in bpftool prog show but other sockredirs' ($progs, $procs)"
+	bpftool cgroup tree 2>/dev/null | grep -q "echolab-bypass-$PORT"
+	ok $((!$?)) "$name: no attachment of ours in bpftool cgroup tree"
+	[[ ! -d $CG ]]
+	ok $? "$name: cgroup $CG removed"
+	port_free "$PORT"
+	ok $? "$name: port $PORT free"
+	pgrep -f "sockredir --port $PORT" >/dev/null
+	ok $((!$?)) "$name: no sockredir process"
+}
+
+plan 56
+
+# ---- the loader on its own ------------------------------------------------
+
+"$SOCKREDIR" --help | grep -q '^Usage: sockredir'
+ok $? "sockredir/usage: --help"
+out=$("$SOCKREDIR" -p 70000 2>&1)
+ok $(($? != 2)) "sockredir/usage: -p 70000 exits 2"
+like "$out" "not a port number" "sockredir/usage: says what is wrong with -p"
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$SOCKREDIR" 2>&1)
+ok $(($? != 1)) "sockredir/not-root: exits 1"
+like "$out" "must run as root" "sockredir/not-root: says it needs root"
+
+# ---- start -------------------------------------------------------------------
+
+"$RUN" ebpf --bypass >/dev/null 2>&1
+ok $(($? != 2)) "bypass/start: --bypass with the ebpf server is a usage error"
+
+"$RUN" user --bypass >/dev/null
+ok $? "bypass/start: run.sh user --bypass"
+[[ -d $CG ]] && grep -qx "$(server_pid)" "$CG/cgroup.procs"
+ok $? "bypass/start: the server runs in $CG"
+bpftool cgroup show "$CG" | grep -q redir_sockops
+ok $? "bypass/start: sock_ops attached to that cgroup"
+[[ $(bpftool cgroup show "$cgroup2" | grep -c sock_ops) -eq 0 ]]
+ok $? "bypass/start: nothing attached to the root cgroup"
+"$SOCKREDIR" -p "$PORT" >/dev/null 2>&1
+ok $(($? != 1)) "bypass/start: a second sockredir for the port is refused"
+bpftool cgroup show "$CG" | grep -q redir_sockops
+ok $? "bypass/start: ... and the first one's attachment stays"
+
+# ---- bytes in order, through the bypass -----------------------------------
+
+# bench checks every echoed byte against what it sent (a header with the
+# thread, round and message number, then a pattern).
+for spec in "1-byte:1:-t 10 -r 5 -m 20" "64KiB:65536:-t 4 -r 2 -m 8" \
+	"1MiB:1048576:-t 2 -r 2 -m 4"; do
+	IFS=: read -r name size args <<<"$spec"
+	before=$(counters_line)
+	# shellcheck disable=SC2086 # args: several bench flags
+	client_bench_ok "bypass/$name" -s "$size" $args
+	after=$(counters_line)
+	# Every byte both ways: bench's and the server's sends.
+	# shellcheck disable=SC2086
+	set -- $args
+	want=$((2 * size * $2 * $4 * $6))
+	got=$(grew "$before" "$after" bytes_redirected)
+	passed=$(grew "$before" "$after" bytes_passed)
+	diag "$name: $got bytes redirected, $passed through TCP, of $want"
+	((got >= want * 99 / 100))
+	ok $? "bypass/$name: >= 99% of the bytes took the bypass ($got of $want)"
+done
+
+"$RUN" client "$PROBE" halfclose "$PORT" 65536
+ok $? "bypass/half-close: 64 KiB echoed, then EOF"
+"$RUN" client "$PROBE" reset "$PORT" 1048576
+ok $? "bypass/reset: client resets mid-message"
+kill -0 "$(server_pid)"
+ok $? "bypass/reset: server still running"
+client_bench_ok "bypass/reset: still serving" -t 10 -r 2
+
+out=$(bounded 180 "$RUN" client "$BENCH" -t 1000 -r 3 -p "$PORT" -q -o /dev/null)
+is "$(field "$out" samples)/$(field "$out" failed)" 3000/0 "bypass/t1000-r3: 3000 samples, failed=0"
+
+# ---- only where it should be ----------------------------------------------
+
+# A client outside the cgroup: its end is not in the map, so nothing is
+# redirected either way.
+before=$(counters_line)
+bench_ok "bypass/outside-client" -t 10 -r 2 -m 10
+after=$(counters_line)
+is "$(grew "$before" "$after" msgs_redirected)" 0 "bypass/outside-client: nothing redirected"
+
+# Another port, server and client both in the cgroup: not ours.
+bash -c 'echo $$ >"$1/cgroup.procs" && exec "$2" -p "$3"' _ "$CG" \
+	"$ROOT/user-echo/user-echo-server" "$SPARE_PORT" >/dev/null 2>&1 &
+PIDS+=($!)
+for _ in $(seq 50); do port_free "$SPARE_PORT" || break; sleep 0.1; done
+before=$(counters_line)
+out=$(bounded 60 "$RUN" client "$BENCH" -p "$SPARE_PORT" -t 10 -r 2 -m 10 -q -o /dev/null)
+is "$(field "$out" failed)" 0 "bypass/other-port: bench in the cgroup against port $SPARE_PORT, failed=0"
+after=$(counters_line)
+is "$(grew "$before" "$after" socks_added)/$(grew "$before" "$after" msgs_redirected)" 0/0 \
+	"bypass/other-port: no socket added, nothing redirected"
+kill "${PIDS[-1]}"
+wait "${PIDS[-1]}" 2>/dev/null
+
+# ---- stop, kill -9 ------------------------------------------------------------
+
+"$RUN" stop >/dev/null
+ok $? "bypass/stop: run.sh stop (checks sockredir, cgroup, programs, dmesg)"
+nothing_left "bypass/stop"
+
+# sockredir killed under load: the connections go on over TCP.
+"$RUN" user --bypass >/dev/null
+loadout=$(mktemp)
+"$RUN" client "$BENCH" -p "$PORT" -t 50 -d 4 -q -o /dev/null >"$loadout" 2>&1 &
+load=$!
+sleep 1.5
+kill -9 "$(cat /run/echolab/bypass.pid)"
+wait "$load"
+ok $? "bypass/kill-9 under load: bench exit 0"
+is "$(field "$(cat "$loadout")" failed)" 0 "bypass/kill-9 under load: failed=0"
+rm -f "$loadout"
+pgrep -f "sockredir --port $PORT" >/dev/null
+ok $((!$?)) "bypass/kill-9: sockredir is gone"
+kill -9 "$(server_pid)"
+"$RUN" stop >/dev/null
+ok $? "bypass/kill-9: run.sh stop cleans up after both (no kernel warnings)"
+nothing_left "bypass/kill-9"
+
+# A busy port: no sockredir is left running.
+"$PROBE" mute "$PORT" 5 >/dev/null &
+PIDS+=($!)
+sleep 0.3
+out=$("$RUN" user --bypass 2>&1)
+ok $(($? == 0)) "bypass/busy-port: run.sh user --bypass fails"
+like "$out" "port $PORT is busy" "bypass/busy-port: says the port is busy"
+pgrep -f "sockredir --port $PORT" >/dev/null
+ok $((!$?)) "bypass/busy-port: no sockredir left"
+kill "${PIDS[-1]}" 2>/dev/null
+wait "${PIDS[-1]}" 2>/dev/null
+
+done_testing
