@@ -41,7 +41,9 @@ Servers: ${SERVERS[*]}
   bench SERVER  start SERVER, run bench/bench against it (default -t 1000
                 -r 10), print the summary and the raw file, stop SERVER
   client CMD    run a client command where the server's bypass reaches it
-                (in its cgroup); without --bypass it just runs CMD
+                (in its cgroup); without --bypass it just runs CMD. Not
+                for programs that receive with splice(): on 6.1 and 6.18
+                their bytes never arrive over the bypass
   --vm SERVER   the same inside a qemu guest running a kernel that loads
                 modules (how kecho runs where insmod cannot)
   compare       every server this machine can run, measured alike, into
@@ -455,7 +457,8 @@ start_server() {
 		fi
 		if echo_ok "$port"; then
 			say "$server running: ${pid:+pid $pid, }port $port (log: $STATE_DIR/server.log)"
-			((BYPASS)) && say "bypass: clients take it only inside its cgroup: sudo ./run.sh client ./bench/bench -p $port"
+			((BYPASS)) && say "bypass: clients take it only inside its cgroup: sudo ./run.sh client ./bench/bench -p $port" &&
+				say "bypass: never a client that receives with splice() there: its bytes would never arrive (README)"
 			return 0
 		fi
 		sleep 0.1

@@ -7,18 +7,33 @@
  *   probe halfclose PORT BYTES   send BYTES, shut down writing, expect the
  *                                same BYTES back and then EOF
  *   probe hold PORT N SECONDS    hold N idle connections open
+ *   probe sendfile PORT BYTES    send BYTES with sendfile() from a file,
+ *                                expect them back through recv()
+ *   probe splice PORT BYTES      send BYTES with send(), expect them back
+ *                                through splice() socket -> pipe
+ *   probe splicesend PORT BYTES  send BYTES with splice() pipe -> socket,
+ *                                expect them back through recv()
+ *
+ * The last three check an echo server byte for byte through the kernel's
+ * zero-copy paths, which a sockmap bypass may not follow: every byte back,
+ * in order, none more, within TIMEOUT_S of the last progress.
  *
  * Exit status 0 when the probe saw what it expected, 1 when not, 2 on usage.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TIMEOUT_S 10
@@ -138,6 +153,311 @@ static int hold(int port, int n, int seconds)
 	return 0;
 }
 
+/*
+ * Echo checks through the zero-copy paths. The sender and the receiver
+ * share one poll loop on a non-blocking socket: a 1 MiB echo does not fit
+ * in the socket buffers, so sending everything before reading would
+ * deadlock on its own, bypass or not.
+ */
+enum via {
+	VIA_SOCKET,	/* send() / recv() */
+	VIA_SENDFILE,	/* sendfile() from a file holding the pattern */
+	VIA_SPLICE,	/* splice() pipe -> socket / socket -> pipe */
+};
+
+struct echo {
+	enum via tx, rx;
+	const char *rx_name;	/* the receiving call, for the messages */
+	int fd;			/* the connection */
+	int file;		/* VIA_SENDFILE: the pattern's file */
+	int tx_pipe[2];		/* VIA_SPLICE sending: pattern -> socket */
+	int rx_pipe[2];		/* VIA_SPLICE receiving: socket -> us */
+	const unsigned char *b;	/* what we send */
+	unsigned char *r;	/* what came back; room for a surplus */
+	size_t bytes, room;
+	size_t queued;		/* VIA_SPLICE sending: written into tx_pipe */
+	size_t sent, got;
+	unsigned long idle;	/* readable, yet the receive found nothing */
+};
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "probe: no progress for twice TIMEOUT_S, "
+				  "stuck in one system call\n";
+
+	(void)sig;
+	/* Only async-signal-safe calls here. */
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A file holding the pattern, with no name left behind. */
+static int pattern_file(const unsigned char *b, size_t bytes)
+{
+	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char path[4096];
+	size_t off = 0;
+	ssize_t n;
+	int fd;
+
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		/* O_TMPFILE needs file system support (not ramfs). */
+		snprintf(path, sizeof(path), "%s/probe-XXXXXX", dir);
+		fd = mkstemp(path);
+		if (fd < 0)
+			return -1;
+		unlink(path);
+	}
+	while (off < bytes) {
+		n = write(fd, b + off, bytes - off);
+		if (n <= 0) {
+			close(fd);
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	return fd;
+}
+
+/* Some more bytes out; 0 when the socket is full, -1 on error. */
+static int echo_send(struct echo *e)
+{
+	size_t left = e->bytes - e->sent;
+	ssize_t n;
+
+	switch (e->tx) {
+	case VIA_SOCKET:
+		n = send(e->fd, e->b + e->sent, left, MSG_NOSIGNAL);
+		break;
+	case VIA_SENDFILE: {
+		off_t off = (off_t)e->sent;
+
+		n = sendfile(e->fd, e->file, &off, left);
+		break;
+	}
+	case VIA_SPLICE:
+		/* Keep the pipe full; what splice takes from it is sent. */
+		if (e->queued < e->bytes) {
+			n = write(e->tx_pipe[1], e->b + e->queued,
+				  e->bytes - e->queued);
+			if (n > 0)
+				e->queued += (size_t)n;
+			else if (n < 0 && errno != EAGAIN)
+				return -1;
+		}
+		n = splice(e->tx_pipe[0], NULL, e->fd, NULL, e->queued - e->sent,
+			   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+		break;
+	default:
+		errno = EINVAL;
+		return -1;
+	}
+	if (n < 0)
+		return errno == EAGAIN ? 0 : -1;
+	e->sent += (size_t)n;
+	return n > 0;
+}
+
+/* Some bytes in; 0 when none were there, -1 on error, -2 on early EOF. */
+static int echo_recv(struct echo *e)
+{
+	size_t left = e->room - e->got, off;
+	ssize_t n, m;
+
+	if (e->rx == VIA_SOCKET) {
+		n = recv(e->fd, e->r + e->got, left, 0);
+	} else {
+		/* A pipe holds 64 KiB by default: ask for no more. It is
+		 * drained below after every call, so it is empty here and
+		 * EAGAIN means the socket gave nothing, never a full pipe. */
+		if (left > 65536)
+			left = 65536;
+		n = splice(e->fd, NULL, e->rx_pipe[1], NULL, left,
+			   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+		for (off = 0; n > 0 && off < (size_t)n; off += (size_t)m) {
+			m = read(e->rx_pipe[0], e->r + e->got + off,
+				 (size_t)n - off);
+			if (m <= 0) {
+				fprintf(stderr, "probe: read from the pipe: %s\n",
+					m ? strerror(errno) : "EOF");
+				return -2;
+			}
+		}
+	}
+	if (n < 0)
+		return errno == EAGAIN ? 0 : -1;
+	if (n == 0) {
+		fprintf(stderr, "probe: %s: EOF after %zu of %zu bytes\n",
+			e->rx_name, e->got, e->bytes);
+		return -2;
+	}
+	e->got += (size_t)n;
+	return 1;
+}
+
+/* How many bytes recv() would see that our receive call did not. */
+static ssize_t waiting_for_recv(struct echo *e)
+{
+	return recv(e->fd, e->r + e->got, e->room - e->got,
+		    MSG_PEEK | MSG_DONTWAIT);
+}
+
+/* Offset of the first byte of r that is not the pattern's, or n. */
+static size_t first_bad(const unsigned char *b, const unsigned char *r,
+			size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (b[i] != r[i])
+			break;
+	return i;
+}
+
+static int echo_run(struct echo *e)
+{
+	double last = now_s(), surplus_until = 0;
+	struct pollfd p = { .fd = e->fd };
+	size_t bad;
+	ssize_t w;
+	int rc;
+
+	for (;;) {
+		double left = last + TIMEOUT_S - now_s();
+		int progress = 0;
+
+		if (e->got >= e->bytes) {
+			/* All back: a short wait shows any surplus. */
+			if (!surplus_until)
+				surplus_until = now_s() + 0.2;
+			left = surplus_until - now_s();
+			if (left <= 0)
+				break;
+		} else if (left <= 0) {
+			w = waiting_for_recv(e);
+			fprintf(stderr, "probe: %s: no data after %d s; %zu of "
+				"%zu bytes arrived (%zu sent)", e->rx_name,
+				TIMEOUT_S, e->got, e->bytes, e->sent);
+			if (e->rx != VIA_SOCKET && w > 0)
+				fprintf(stderr, "; recv(MSG_PEEK) sees %zd more "
+					"waiting", w);
+			if (e->idle)
+				fprintf(stderr, "; poll() said readable %lu "
+					"times when %s found nothing",
+					e->idle, e->rx_name);
+			bad = first_bad(e->b, e->r, e->got);
+			if (bad < e->got)
+				fprintf(stderr, "; and the bytes that came "
+					"differ from offset %zu", bad);
+			fprintf(stderr, "\n");
+			return 1;
+		}
+		p.events = POLLIN | (e->sent < e->bytes ? POLLOUT : 0);
+		if (poll(&p, 1, (int)(left * 1000) + 1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail("poll");
+		}
+		if (p.revents & POLLOUT) {
+			rc = echo_send(e);
+			if (rc < 0)
+				return fail(e->tx == VIA_SOCKET ? "send" :
+					    e->tx == VIA_SENDFILE ? "sendfile" :
+					    "splice to the socket");
+			progress |= rc;
+		}
+		if (p.revents & (POLLIN | POLLERR | POLLHUP)) {
+			rc = echo_recv(e);
+			if (rc == -2)
+				return 1;	/* said why already */
+			if (rc < 0)
+				return fail(e->rx_name);
+			if (!rc)
+				e->idle++;
+			progress |= rc;
+		}
+		if (progress) {
+			last = now_s();
+			alarm(2 * TIMEOUT_S);
+		} else if (p.revents) {
+			/* Readable but nothing to receive (the case under
+			 * test, for splice): do not spin. */
+			usleep(1000);
+		}
+	}
+	alarm(0);
+
+	if (e->got > e->bytes) {
+		fprintf(stderr, "probe: %s: %zu bytes came back for %zu sent, "
+			"%zu too many\n", e->rx_name, e->got, e->bytes,
+			e->got - e->bytes);
+		return 1;
+	}
+	bad = first_bad(e->b, e->r, e->bytes);
+	if (bad < e->bytes) {
+		fprintf(stderr, "probe: %s: %zu bytes came back, content "
+			"differs from offset %zu (sent 0x%02x, got 0x%02x)\n",
+			e->rx_name, e->got, bad, e->b[bad], e->r[bad]);
+		return 1;
+	}
+	return 0;
+}
+
+static int echo_via(int port, size_t bytes, enum via tx, enum via rx)
+{
+	unsigned char *b = malloc(bytes ? bytes : 1);
+	struct echo e = {
+		.tx = tx, .rx = rx,
+		.rx_name = rx == VIA_SOCKET ? "recv" : "splice",
+		.file = -1,
+		.tx_pipe = { -1, -1 }, .rx_pipe = { -1, -1 },
+		.b = b, .bytes = bytes,
+		/* Room for a surplus, so that one shows as such. */
+		.room = bytes + 65536,
+	};
+	int rc;
+
+	e.r = malloc(e.room);
+	if (!b || !e.r)
+		return fail("malloc");
+	pattern(b, bytes);
+	/* A peer gone mid-splice must fail the call, not kill us. */
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGALRM, on_alarm);
+	alarm(2 * TIMEOUT_S);
+	if (tx == VIA_SENDFILE) {
+		e.file = pattern_file(b, bytes);
+		if (e.file < 0)
+			return fail("temporary file");
+	}
+	if (tx == VIA_SPLICE && pipe2(e.tx_pipe, O_NONBLOCK | O_CLOEXEC))
+		return fail("pipe");
+	if (rx == VIA_SPLICE && pipe2(e.rx_pipe, O_NONBLOCK | O_CLOEXEC))
+		return fail("pipe");
+	e.fd = dial(port);
+	if (e.fd < 0)
+		return fail("connect");
+	/* splice() on a blocking socket waits for the socket whatever its
+	 * flags say; O_NONBLOCK leaves all waiting to poll(). */
+	if (fcntl(e.fd, F_SETFL, fcntl(e.fd, F_GETFL) | O_NONBLOCK))
+		return fail("fcntl");
+	rc = echo_run(&e);
+	close(e.fd);
+	free(e.r);
+	free(b);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "mute"))
@@ -148,8 +468,19 @@ int main(int argc, char **argv)
 		return halfclose(atoi(argv[2]), strtoul(argv[3], NULL, 10));
 	if (argc == 5 && !strcmp(argv[1], "hold"))
 		return hold(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+	if (argc == 4 && !strcmp(argv[1], "sendfile"))
+		return echo_via(atoi(argv[2]), strtoul(argv[3], NULL, 10),
+				VIA_SENDFILE, VIA_SOCKET);
+	if (argc == 4 && !strcmp(argv[1], "splice"))
+		return echo_via(atoi(argv[2]), strtoul(argv[3], NULL, 10),
+				VIA_SOCKET, VIA_SPLICE);
+	if (argc == 4 && !strcmp(argv[1], "splicesend"))
+		return echo_via(atoi(argv[2]), strtoul(argv[3], NULL, 10),
+				VIA_SPLICE, VIA_SOCKET);
 
 	fprintf(stderr, "usage: probe mute PORT SECONDS | reset PORT BYTES | "
-		"halfclose PORT BYTES | hold PORT N SECONDS\n");
+		"halfclose PORT BYTES | hold PORT N SECONDS |\n"
+		"       sendfile PORT BYTES | splice PORT BYTES | "
+		"splicesend PORT BYTES\n");
 	return 2;
 }
