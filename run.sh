@@ -218,7 +218,7 @@ start_bypass() {
 # Stops sockredir, if it was started, and checks that nothing of it stays:
 # no process, no cgroup (a killed one leaves it, empty), no programs.
 stop_bypass() {
-	local port=$1 pid cg progs procs
+	local port=$1 pid cg progs procs i
 	pid=$(state bypass.pid)
 	[[ -n $pid ]] || return 0
 	if alive "$pid" "$SOCKREDIR"; then
@@ -234,10 +234,16 @@ stop_bypass() {
 		rmdir "$cg" || die "cannot remove $cg"
 		say "removed the empty cgroup $cg left by a killed sockredir"
 	fi
-	# The kernel drops the programs with the last sockredir that holds them:
-	# none may outnumber the sockredir processes (others, on other ports).
-	progs=$(bpftool prog show 2>/dev/null | grep -c 'name redir_msg ' || true)
-	procs=$(pgrep -xc sockredir || true)
+	# The kernel drops the programs with the last sockredir that holds them
+	# and the last socket that used them (a psock goes after an RCU grace
+	# period): none may outnumber the sockredir processes (others, on other
+	# ports) for long.
+	for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
+		progs=$(bpftool prog show 2>/dev/null | grep -c 'name redir_msg ' || true)
+		procs=$(pgrep -xc sockredir || true)
+		((progs <= procs)) && break
+		sleep 0.1
+	done
 	((progs <= procs)) ||
 		die "sockredir's programs are still loaded ($progs redir_msg, $procs sockredir running; 'bpftool prog show')"
 	rm -f "$STATE_DIR/bypass.pid" "$STATE_DIR/bypass"

@@ -60,7 +60,7 @@ nothing_left() {
 	ok $((!$?)) "$name: no sockredir process"
 }
 
-plan 63
+plan 68
 
 # ---- the loader on its own ------------------------------------------------
 
@@ -171,6 +171,48 @@ is "$(grew "$before" "$after" socks_added)/$(grew "$before" "$after" msgs_redire
 	"bypass/other-port: no socket added, nothing redirected"
 kill "${PIDS[-1]}"
 wait "${PIDS[-1]}" 2>/dev/null
+
+# ---- what the bypass costs: TCP's flow control -----------------------------
+
+# A peer that never reads: TCP stops the sender at the peer's receive
+# window plus its own send buffer; the bypass queues on the peer without
+# a bound below net.ipv4.tcp_mem (2.3 GB on a 24 GB machine, measured by
+# hand; README). Bounded at 64 MiB here. sockredir by hand, on the spare
+# port, so that the peer can be a listener that never accepts.
+tcp_mem() { awk '/^TCP:/ { for (i = 2; i < NF; i++) if ($i == "mem") print $(i + 1) }' /proc/net/sockstat; }
+fill_against_mute() {
+	local prefix=("$@") mute
+	"${prefix[@]}" "$PROBE" mute "$SPARE_PORT" 30 >/dev/null &
+	mute=$!
+	for _ in $(seq 50); do port_free "$SPARE_PORT" || break; sleep 0.1; done
+	"${prefix[@]}" "$PROBE" fill "$SPARE_PORT" $((64 << 20))
+	kill "$mute"
+	wait "$mute" 2>/dev/null
+}
+SPARE_CG=$cgroup2/echolab-bypass-$SPARE_PORT
+# shellcheck disable=SC2016 # expanded by that bash
+in_cg=(bash -c 'echo $$ >"$1/cgroup.procs" && exec "${@:2}"' _ "$SPARE_CG")
+mem0=$(tcp_mem)
+tcp=$(fill_against_mute)
+"$SOCKREDIR" -p "$SPARE_PORT" >/dev/null 2>&1 &
+spare_redir=$!
+for _ in $(seq 50); do [[ -d $SPARE_CG ]] && break; sleep 0.1; done
+bypassed=$(fill_against_mute "${in_cg[@]}")
+kill "$spare_redir"
+wait "$spare_redir"
+ok $? "bypass/flow-control: sockredir on port $SPARE_PORT stops cleanly"
+diag "never-reading peer, TCP: $tcp"
+diag "never-reading peer, bypass: $bypassed"
+accepted=$(field "$tcp" accepted)
+((accepted > 0 && accepted < 32 << 20))
+ok $? "bypass/flow-control: TCP stops the sender at ${accepted} bytes"
+is "$(field "$bypassed" accepted) $(field "$bypassed" stop)" "$((64 << 20)) max" \
+	"bypass/flow-control: over the bypass all 64 MiB are queued on the peer (README: no flow control)"
+for _ in $(seq 50); do (($(tcp_mem) < mem0 + 2048)) && break; sleep 0.1; done
+(($(tcp_mem) < mem0 + 2048))
+ok $? "bypass/flow-control: TCP memory back near its baseline once closed ($mem0 -> $(tcp_mem) pages)"
+[[ ! -d $SPARE_CG ]]
+ok $? "bypass/flow-control: cgroup $SPARE_CG removed"
 
 # ---- stop, kill -9 ------------------------------------------------------------
 

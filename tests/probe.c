@@ -13,6 +13,10 @@
  *                                through splice() socket -> pipe
  *   probe splicesend PORT BYTES  send BYTES with splice() pipe -> socket,
  *                                expect them back through recv()
+ *   probe fill PORT MAXBYTES     send without reading until the kernel takes
+ *                                no more for a second (or MAXBYTES); print
+ *                                how much it took and what that cost: TCP's
+ *                                memory (/proc/net/sockstat) and MemAvailable
  *
  * The last three check an echo server byte for byte through the kernel's
  * zero-copy paths, which a sockmap bypass may not follow: every byte back,
@@ -458,6 +462,75 @@ static int echo_via(int port, size_t bytes, enum via tx, enum via rx)
 	return rc;
 }
 
+/* A number after KEY in FILE ("mem 12" of sockstat's TCP line...), or -1. */
+static long read_field(const char *file, const char *line_prefix,
+		       const char *key)
+{
+	char line[512], *p;
+	long v = -1;
+	FILE *f = fopen(file, "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, line_prefix, strlen(line_prefix)))
+			continue;
+		p = strstr(line, key);
+		if (p)
+			v = strtol(p + strlen(key), NULL, 10);
+		break;
+	}
+	fclose(f);
+	return v;
+}
+
+/*
+ * How much a sender can push at a peer that never reads: TCP stops it at
+ * the peer's receive window plus its own send buffer; a bypass that moves
+ * bytes straight to the peer's queue may not.
+ */
+static int fill(int port, size_t max)
+{
+	static unsigned char chunk[64 << 10];
+	long mem0, mem1, avail0, avail1;
+	const char *stop = "full";	/* why the sending stopped */
+	struct pollfd pfd;
+	size_t sent = 0;
+	ssize_t n;
+	int fd = dial(port);
+
+	if (fd < 0)
+		return fail("connect");
+	pattern(chunk, sizeof(chunk));
+	mem0 = read_field("/proc/net/sockstat", "TCP:", " mem ");
+	avail0 = read_field("/proc/meminfo", "MemAvailable:", ":");
+	pfd.fd = fd;
+	pfd.events = POLLOUT;
+	while (sent < max) {
+		n = send(fd, chunk, sizeof(chunk) < max - sent ?
+			 sizeof(chunk) : max - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n > 0) {
+			sent += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN) {
+			stop = strerror(errno);
+			break;
+		}
+		if (poll(&pfd, 1, 1000) == 0)
+			break;	/* full: a second without room */
+	}
+	if (sent >= max)
+		stop = "max";
+	mem1 = read_field("/proc/net/sockstat", "TCP:", " mem ");
+	avail1 = read_field("/proc/meminfo", "MemAvailable:", ":");
+	printf("accepted=%zu tcp_mem_kib=%ld memavailable_drop_kib=%ld stop=%s\n",
+	       sent, (mem1 - mem0) * (sysconf(_SC_PAGESIZE) / 1024),
+	       avail0 - avail1, stop);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "mute"))
@@ -477,10 +550,12 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "splicesend"))
 		return echo_via(atoi(argv[2]), strtoul(argv[3], NULL, 10),
 				VIA_SPLICE, VIA_SOCKET);
+	if (argc == 4 && !strcmp(argv[1], "fill"))
+		return fill(atoi(argv[2]), strtoul(argv[3], NULL, 10));
 
 	fprintf(stderr, "usage: probe mute PORT SECONDS | reset PORT BYTES | "
 		"halfclose PORT BYTES | hold PORT N SECONDS |\n"
 		"       sendfile PORT BYTES | splice PORT BYTES | "
-		"splicesend PORT BYTES\n");
+		"splicesend PORT BYTES | fill PORT MAXBYTES\n");
 	return 2;
 }
