@@ -99,9 +99,20 @@ main() {
 	"") where="native" ;;
 	esac
 	kernel=$(meta "$first" kernel)
-	title="$where, kernel $kernel, $(meta "$first" threads) threads x $(meta "$first" rounds) rounds x $(meta "$first" messages) msgs of $(meta "$first" size) B, closed-loop client"
+	# A swept parameter is named with all its values, not the first file's.
+	local threads size key values f
+	threads="$(meta "$first" threads) threads"
+	size="$(meta "$first" size) B"
+	key=$(meta "$first" sweep)
+	if [[ -n $key ]]; then
+		values=$(for f in "$dir"/*.tsv; do meta "$f" sweep_value; done |
+			sort -nu | paste -sd, -)
+		[[ $key == threads ]] && threads="$values threads (swept)"
+		[[ $key == size ]] && size="$values B (swept)"
+	fi
+	title="$where, kernel $kernel, $threads x $(meta "$first" rounds) rounds x $(meta "$first" messages) msgs of $size, closed-loop client"
 	[[ $(meta "$first" duration) == 0 ]] ||
-		title="$where, kernel $kernel, $(meta "$first" threads) threads for $(meta "$first" duration) s, $(meta "$first" size) B, closed-loop client"
+		title="$where, kernel $kernel, $threads for $(meta "$first" duration) s, $size, closed-loop client"
 
 	tmp=$(mktemp -d)	# global: the EXIT trap removes it
 	trap 'rm -rf "$tmp"' EXIT
