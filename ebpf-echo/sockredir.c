@@ -60,7 +60,7 @@ static const char usage[] =
 "  -h, --help             this text\n"
 "\n"
 "Prints 'bypass on port PORT for cgroup DIR' once attached. SIGUSR1 prints the\n"
-"counters line; SIGINT/SIGTERM detach, empty and remove the cgroup.\n"
+"counters line; SIGINT/SIGTERM/SIGHUP detach, empty and remove the cgroup.\n"
 "Exit status: 0 clean stop, 1 runtime error, 2 bad arguments.\n";
 
 static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt,
@@ -194,7 +194,7 @@ static void print_counters(struct sockredir_bpf *skel)
 	free(per_cpu);
 }
 
-/* Blocks until SIGINT or SIGTERM; SIGUSR1 prints the counters. */
+/* Blocks until SIGINT, SIGTERM or SIGHUP; SIGUSR1 prints the counters. */
 static void wait_for_stop(struct sockredir_bpf *skel, const sigset_t *mask)
 {
 	int sig;
@@ -230,6 +230,7 @@ int main(int argc, char **argv)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);	/* a closed terminal: stop cleanly too */
 	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 
