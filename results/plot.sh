@@ -21,7 +21,8 @@ die() {
 	exit 1
 }
 
-meta() { sed -n "s/^# $2=//p" "$1" | head -n1; }
+# The header lines only: raw files hold millions of samples below them.
+meta() { sed -n "/^#/!q; s/^# $2=//p" "$1" | head -n1; }
 
 colour() {
 	case $1 in
