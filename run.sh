@@ -39,7 +39,9 @@ Servers: ${SERVERS[*]}
   SERVER        stop any running server of the suite, start SERVER detached,
                 wait until an echo round trip succeeds, print its pid and port
   bench SERVER  start SERVER, run bench/bench against it (default -t 1000
-                -r 10), print the summary and the raw file, stop SERVER
+                -r 10), print the summary and the raw file, stop SERVER;
+                with --bypass: user without and then with the bypass, side
+                by side, with plots (compare --bypass --repeat 1)
   client CMD    run a client command where the server's bypass reaches it
                 (in its cgroup); without --bypass it just runs CMD. Not
                 for programs that receive with splice(): on 6.1 and 6.18
@@ -58,7 +60,7 @@ Options:
                 program moves the payload of local connections to the port
                 straight to the peer socket, around TCP/IP. Only processes
                 in its cgroup take the bypass: the server, and clients run
-                with 'run.sh client' or 'run.sh bench user --bypass'
+                with 'run.sh client' (bench, in 'bench user --bypass')
   -h, --help    this text
 
 SERVER-ARGS for kecho are module parameters: mode=unbound|bound|kthread,
@@ -571,7 +573,7 @@ bypass_status() {
 # bench SERVER [--port N] [--out DIR] [bench args]: the main job in one
 # command.
 run_bench() {
-	local server=$1 port=$DEFAULT_PORT dir='' out rc=0 label
+	local server=$1 port=$DEFAULT_PORT dir='' out rc=0
 	shift
 	while (($#)); do
 		case $1 in
@@ -592,15 +594,21 @@ run_bench() {
 		*) break ;;
 		esac
 	done
+	if ((BYPASS)); then
+		[[ $server == user ]] || usage_error "--bypass goes with the user server only"
+		# Without and with, same flags, one after the other, waiting out
+		# the first run's TIME_WAIT sockets: what compare does.
+		say "bench user --bypass: user without, then with the bypass (run.sh compare --bypass --repeat 1)"
+		ECHOLAB_PORT=$port exec "$ROOT/scripts/compare.sh" --bypass --repeat 1 \
+			${dir:+--out "$dir"} "$@"
+	fi
 	start_server "$server" "$port"
-	label=$server
-	((BYPASS)) && label=$server-bypass
-	dir=${dir:-$ROOT/results/runs/$(date +%Y%m%d-%H%M%S)-$label}
+	dir=${dir:-$ROOT/results/runs/$(date +%Y%m%d-%H%M%S)-$server}
 	mkdir -p "$dir"
-	out=$dir/$label-1.tsv
-	say "bench against $label: ${*:--t 1000 -r 10}"
+	out=$dir/$server-1.tsv
+	say "bench against $server: ${*:--t 1000 -r 10}"
 	# Defaults first: flags given later on the command line win.
-	in_bypass "$BENCH" -t 1000 -r 10 -p "$port" -l "$label" -o "$out" \
+	"$BENCH" -t 1000 -r 10 -p "$port" -l "$server" -o "$out" \
 		--meta "where=$WHERE" "$@" || rc=$?
 	[[ " $* " != *" -q "* && " $* " != *" --quiet "* ]] ||
 		say "raw samples: $out"

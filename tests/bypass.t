@@ -60,7 +60,7 @@ nothing_left() {
 	ok $((!$?)) "$name: no sockredir process"
 }
 
-plan 68
+plan 71
 
 # ---- the loader on its own ------------------------------------------------
 
@@ -237,6 +237,16 @@ kill -9 "$(server_pid)"
 "$RUN" stop >/dev/null
 ok $? "bypass/kill-9: run.sh stop cleans up after both (no kernel warnings)"
 nothing_left "bypass/kill-9"
+
+# bench user --bypass: both, side by side, in one results directory.
+sbs=$(mktemp -d)
+ECHOLAB_TW_MAX=1000000 bounded 120 "$RUN" bench user --bypass -t 10 -r 1 -m 20 --out "$sbs" >/dev/null 2>&1
+ok $? "bypass/bench: run.sh bench user --bypass exits 0"
+rows=$(grep -oE '^\| [a-z-]+ \| 200 \| 0 \|' "$sbs/summary.md" | cut -d' ' -f2 | tr '\n' ' ')
+is "$rows" "user user-bypass " "bypass/bench: user and user-bypass side by side, 200 samples each, 0 failed"
+rm -rf "$sbs"
+"$RUN" bench ebpf --bypass >/dev/null 2>&1
+is $? 2 "bypass/bench: --bypass with ebpf is a usage error"
 
 # A busy port: no sockredir is left running.
 "$PROBE" mute "$PORT" 5 >/dev/null &
