@@ -220,7 +220,7 @@ start_bypass() {
 # Stops sockredir, if it was started, and checks that nothing of it stays:
 # no process, no cgroup (a killed one leaves it, empty), no programs.
 stop_bypass() {
-	local port=$1 pid cg progs procs i
+	local port=$1 pid cg progs procs i last
 	pid=$(state bypass.pid)
 	[[ -n $pid ]] || return 0
 	if alive "$pid" "$SOCKREDIR"; then
@@ -249,7 +249,8 @@ stop_bypass() {
 	((progs <= procs)) ||
 		die "sockredir's programs are still loaded ($progs redir_msg, $procs sockredir running; 'bpftool prog show')"
 	rm -f "$STATE_DIR/bypass.pid" "$STATE_DIR/bypass"
-	say "bypass: sockredir stopped, cgroup $cg removed"
+	last=$(grep '^counters ' "$STATE_DIR/bypass.log" 2>/dev/null | tail -n1 || true)
+	say "bypass: sockredir stopped, cgroup $cg removed${last:+; its $last}"
 }
 
 # in_bypass CMD...: runs CMD in the bypass cgroup when there is one.
@@ -633,7 +634,7 @@ build_for_guest() {
 # --vm SERVER [--port N] [bench args]: start SERVER and bench it in the
 # qemu guest; the raw file comes back to results/runs/.
 run_in_vm() {
-	local server=$1 dir
+	local server=$1 dir rc
 	shift
 	need_root --vm
 	[[ -x $ROOT/vm/run-vm.sh ]] || die "the qemu guest harness (vm/) is missing"
@@ -643,8 +644,14 @@ run_in_vm() {
 	# The guest's /out is $dir here: say so in its output.
 	"$ROOT/vm/run-vm.sh" --timeout "${VM_TIMEOUT:-1800}" --out "$dir" -- \
 		env ECHOLAB_WHERE=vm ./run.sh bench "$server" --out /out "$@" |
-		sed -u "s|/out/|$dir/|g"
-	return "${PIPESTATUS[0]}"
+		sed -u "s|/out\([/\`]\)|$dir\1|g"
+	rc=${PIPESTATUS[0]}
+	# bench user --bypass is a comparison: the guest has no gnuplot.
+	if [[ -e $dir/summary.md ]]; then
+		"$ROOT/results/plot.sh" "$dir" | sed 's/^/  /'
+		echo "results: $dir"
+	fi
+	return "$rc"
 }
 
 main() {

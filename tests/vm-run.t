@@ -11,7 +11,7 @@ TMP=$(mktemp -d)
 export ECHOLAB_TW_MAX=1000000	# function, not timing
 trap 'rm -rf "$TMP"' EXIT
 
-plan 13
+plan 16
 
 for server in user ebpf kecho; do
 	out=$(VM_TIMEOUT=600 "$RUN" --vm "$server" -t 50 -r 2 -q 2>&1)
@@ -23,6 +23,17 @@ for server in user ebpf kecho; do
 		"vm-run/$server: 100 samples, all ok"
 	[[ -n $raw ]] && rm -rf "$(dirname "$raw")"
 done
+
+# The bypass on the guest's 6.1 kernel: side by side, really taken.
+out=$(VM_TIMEOUT=600 "$RUN" --vm user --bypass -t 20 -r 1 -m 10 2>&1)
+ok $? "vm-bypass: run.sh --vm user --bypass exits 0"
+dir=$(sed -n 's/^results: //p' <<<"$out")
+rows=$(grep -oE '^\| [a-z-]+ \| 200 \| 0 \|' "$dir/summary.md" 2>/dev/null | cut -d' ' -f2 | tr '\n' ' ')
+is "$rows" "user user-bypass " "vm-bypass: user and user-bypass, 200 samples each, 0 failed"
+redirected=$(sed -n 's/.*bypass: sockredir stopped.* msgs_redirected=\([0-9]*\).*/\1/p' <<<"$out")
+((${redirected:-0} >= 400))
+ok $? "vm-bypass: sockredir redirected both ways (msgs_redirected=${redirected:-none}, >= 400)"
+[[ -n $dir && -d $dir ]] && rm -rf "$dir"
 
 out=$(VM_TIMEOUT=900 "$RUN" compare --vm -t 20 -r 2 --repeat 1 --out "$TMP/vm" 2>&1)
 ok $? "vm-compare: exit 0"
