@@ -186,6 +186,8 @@ ebpf_cgroup() { echo "$(cgroup2_mount)/ebpf-echo-$1"; }
 
 # ---- the bypass: ebpf-echo/sockredir ---------------------------------------
 
+bypass_cgroup() { echo "$(cgroup2_mount)/echolab-bypass-$1"; }
+
 # Prints why the bypass cannot run here, or nothing when it can.
 bypass_unavailable() {
 	if [[ ! -r /sys/kernel/btf/vmlinux ]]; then

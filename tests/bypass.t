@@ -60,7 +60,7 @@ nothing_left() {
 	ok $((!$?)) "$name: no sockredir process"
 }
 
-plan 71
+plan 72
 
 # ---- the loader on its own ------------------------------------------------
 
@@ -221,16 +221,26 @@ ok $? "bypass/stop: run.sh stop (checks sockredir, cgroup, programs, dmesg)"
 nothing_left "bypass/stop"
 
 # sockredir killed under load: the connections go on over TCP.
-"$RUN" user --bypass >/dev/null
+out=$("$RUN" user --bypass 2>&1)
+rc=$?
+ok $rc "bypass/kill-9: run.sh user --bypass"
+((rc == 0)) || diag "$out"
 loadout=$(mktemp)
-"$RUN" client "$BENCH" -p "$PORT" -t 50 -d 4 -q -o /dev/null >"$loadout" 2>&1 &
+loadraw=$(mktemp)
+"$RUN" client "$BENCH" -p "$PORT" -t 50 -d 4 -q -o "$loadraw" >"$loadout" 2>&1 &
 load=$!
 sleep 1.5
 kill -9 "$(cat /run/echolab/bypass.pid)"
 wait "$load"
 ok $? "bypass/kill-9 under load: bench exit 0"
 is "$(field "$(cat "$loadout")" failed)" 0 "bypass/kill-9 under load: failed=0"
-rm -f "$loadout"
+if [[ $(field "$(cat "$loadout")" failed) != 0 ]]; then
+	diag "$(cat "$loadout")"
+	# shellcheck disable=SC2016 # awk
+	diag "statuses: $(awk '!/^#/ { n[$5]++ } END { for (s in n) printf "%s=%d ", s, n[s] }' "$loadraw")"
+	diag "first failure: $(grep -v '^#' "$loadraw" | grep -vm1 'ok$')"
+fi
+rm -f "$loadout" "$loadraw"
 pgrep -f "sockredir --port $PORT" >/dev/null
 ok $((!$?)) "bypass/kill-9: sockredir is gone"
 kill -9 "$(server_pid)"
@@ -240,10 +250,11 @@ nothing_left "bypass/kill-9"
 
 # bench user --bypass: both, side by side, in one results directory.
 sbs=$(mktemp -d)
-ECHOLAB_TW_MAX=1000000 bounded 120 "$RUN" bench user --bypass -t 10 -r 1 -m 20 --out "$sbs" >/dev/null 2>&1
+out=$(ECHOLAB_TW_MAX=1000000 bounded 120 "$RUN" bench user --bypass -t 10 -r 1 -m 20 --out "$sbs" 2>&1)
 ok $? "bypass/bench: run.sh bench user --bypass exits 0"
 rows=$(grep -oE '^\| [a-z-]+ \| 200 \| 0 \|' "$sbs/summary.md" | cut -d' ' -f2 | tr '\n' ' ')
 is "$rows" "user user-bypass " "bypass/bench: user and user-bypass side by side, 200 samples each, 0 failed"
+[[ $rows == "user user-bypass " ]] || diag "$out"
 rm -rf "$sbs"
 "$RUN" bench ebpf --bypass >/dev/null 2>&1
 is $? 2 "bypass/bench: --bypass with ebpf is a usage error"
