@@ -218,11 +218,13 @@ start_bypass() {
 		alive "$pid" "$SOCKREDIR" || break
 		sleep 0.1
 	done
+	local why="did not attach within ${READY_TIMEOUT_S}s"
+	alive "$pid" "$SOCKREDIR" || why="exited before it attached"
 	sed 's/^/  | /' "$STATE_DIR/bypass.log" >&2
 	stop_bypass "$port" >/dev/null
 	restore_sysctls
 	rm -rf "$STATE_DIR"
-	die "sockredir did not attach within ${READY_TIMEOUT_S}s (its output is above)"
+	die "sockredir $why (its output is above)"
 }
 
 # Stops sockredir, if it was started, and checks that nothing of it stays:

@@ -60,7 +60,7 @@ nothing_left() {
 	ok $((!$?)) "$name: no sockredir process"
 }
 
-plan 72
+plan 76
 
 # ---- the loader on its own ------------------------------------------------
 
@@ -258,6 +258,22 @@ is "$rows" "user user-bypass " "bypass/bench: user and user-bypass side by side,
 rm -rf "$sbs"
 "$RUN" bench ebpf --bypass >/dev/null 2>&1
 is $? 2 "bypass/bench: --bypass with ebpf is a usage error"
+
+# A bypass that cannot attach (another sockredir holds the port's cgroup):
+# run.sh says why and leaves nothing, and the next start works.
+"$SOCKREDIR" -p "$PORT" >/dev/null 2>&1 &
+PIDS+=($!)
+for _ in $(seq 50); do [[ -d $CG ]] && break; sleep 0.1; done
+out=$("$RUN" user --bypass 2>&1)
+ok $(($? == 0)) "bypass/cannot-attach: run.sh user --bypass fails"
+like "$out" "another instance serves this port.*sockredir exited before it attached" \
+	"bypass/cannot-attach: says why"
+[[ ! -e /run/echolab ]] && port_free "$PORT"
+ok $? "bypass/cannot-attach: no state left, port free"
+kill "${PIDS[-1]}"
+wait "${PIDS[-1]}" 2>/dev/null
+"$RUN" user --bypass >/dev/null && "$RUN" stop >/dev/null
+ok $? "bypass/cannot-attach: the next start and stop work"
 
 # A busy port: no sockredir is left running.
 "$PROBE" mute "$PORT" 5 >/dev/null &
