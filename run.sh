@@ -186,8 +186,6 @@ ebpf_cgroup() { echo "$(cgroup2_mount)/ebpf-echo-$1"; }
 
 # ---- the bypass: ebpf-echo/sockredir ---------------------------------------
 
-bypass_cgroup() { echo "$(cgroup2_mount)/echolab-bypass-$1"; }
-
 # Prints why the bypass cannot run here, or nothing when it can.
 bypass_unavailable() {
 	if [[ ! -r /sys/kernel/btf/vmlinux ]]; then
@@ -221,8 +219,8 @@ start_bypass() {
 	local why="did not attach within ${READY_TIMEOUT_S}s"
 	alive "$pid" "$SOCKREDIR" || why="exited before it attached"
 	sed 's/^/  | /' "$STATE_DIR/bypass.log" >&2
-	stop_bypass "$port" >/dev/null
 	restore_sysctls
+	stop_bypass >/dev/null
 	rm -rf "$STATE_DIR"
 	die "sockredir $why (its output is above)"
 }
@@ -230,7 +228,7 @@ start_bypass() {
 # Stops sockredir, if it was started, and checks that nothing of it stays:
 # no process, no cgroup (a killed one leaves it, empty), no programs.
 stop_bypass() {
-	local port=$1 pid cg progs procs i last
+	local pid cg progs procs i last
 	pid=$(state bypass.pid)
 	[[ -n $pid ]] || return 0
 	if alive "$pid" "$SOCKREDIR"; then
@@ -238,11 +236,15 @@ stop_bypass() {
 	else
 		wait "$pid" 2>/dev/null || true
 	fi
+	# Only the cgroup ours attached to (a killed one leaves it behind): one
+	# that never attached made none, and the directory may be another's.
 	cg=$(state bypass)
-	cg=${cg:-$(bypass_cgroup "$port")}
-	if [[ -d $cg ]]; then
+	if [[ -n $cg && -d $cg ]]; then
 		[[ ! -s $cg/cgroup.procs ]] ||
 			die "cgroup $cg still holds processes: $(tr '\n' ' ' <"$cg/cgroup.procs")"
+		# Ours is gone; a program attached there is another sockredir's.
+		! bpftool cgroup show "$cg" 2>/dev/null | grep -q redir_sockops ||
+			die "cgroup $cg belongs to another sockredir (sock_ops attached): stop it ('pgrep -a sockredir')"
 		rmdir "$cg" || die "cannot remove $cg"
 		say "removed the empty cgroup $cg left by a killed sockredir"
 	fi
@@ -260,7 +262,7 @@ stop_bypass() {
 		die "sockredir's programs are still loaded ($progs redir_msg, $procs sockredir running; 'bpftool prog show')"
 	rm -f "$STATE_DIR/bypass.pid" "$STATE_DIR/bypass"
 	last=$(grep '^counters ' "$STATE_DIR/bypass.log" 2>/dev/null | tail -n1 || true)
-	say "bypass: sockredir stopped, cgroup $cg removed${last:+; its $last}"
+	say "bypass: sockredir stopped${cg:+, cgroup $cg removed}${last:+; its $last}"
 }
 
 # in_bypass CMD...: runs CMD in the bypass cgroup when there is one.
@@ -514,6 +516,13 @@ stop_server() {
 	local quiet=${1:-} server pid port exe gone_before='' bad
 	server=$(state server)
 	if [[ -z $server ]]; then
+		# A start that died half-way leaves state but no server: undo
+		# what it did (a sockredir, raised sysctls) before forgetting it.
+		if [[ -d $STATE_DIR ]]; then
+			stop_bypass
+			restore_sysctls
+			rm -rf "$STATE_DIR"
+		fi
 		[[ -n $quiet ]] || say "no server is running"
 		return 0
 	fi
@@ -528,7 +537,7 @@ stop_server() {
 	else
 		terminate "$server" "$pid" "$exe"
 	fi
-	stop_bypass "$port"
+	stop_bypass
 	restore_sysctls
 	verify_clean "$server" "$port"
 

@@ -60,7 +60,7 @@ nothing_left() {
 	ok $((!$?)) "$name: no sockredir process"
 }
 
-plan 76
+plan 79
 
 # ---- the loader on its own ------------------------------------------------
 
@@ -274,6 +274,21 @@ kill "${PIDS[-1]}"
 wait "${PIDS[-1]}" 2>/dev/null
 "$RUN" user --bypass >/dev/null && "$RUN" stop >/dev/null
 ok $? "bypass/cannot-attach: the next start and stop work"
+
+# Another sockredir (by hand) owns the port's cgroup: ours cannot attach,
+# and run.sh neither touches that cgroup nor leaves state or sysctls.
+backlog=$(sysctl -n net.core.netdev_max_backlog)
+"$SOCKREDIR" -p "$PORT" >/dev/null 2>&1 &
+PIDS+=($!)
+for _ in $(seq 50); do [[ -d $CG ]] && break; sleep 0.1; done
+"$RUN" user --bypass >/dev/null 2>&1
+ok $(($? == 0)) "bypass/foreign: run.sh user --bypass fails"
+[[ ! -e /run/echolab && $(sysctl -n net.core.netdev_max_backlog) == "$backlog" ]]
+ok $? "bypass/foreign: no state left, sysctls as found"
+bpftool cgroup show "$CG" 2>/dev/null | grep -q redir_sockops
+ok $? "bypass/foreign: the other sockredir's cgroup and program untouched"
+kill "${PIDS[-1]}"
+wait "${PIDS[-1]}" 2>/dev/null
 
 # A busy port: no sockredir is left running.
 "$PROBE" mute "$PORT" 5 >/dev/null &
