@@ -157,6 +157,22 @@ vm_build() {
 		die "building ftrace/funclat failed: run 'make -C ftrace' to see why"
 }
 
+# in_guest ARGS...: this script again, in the qemu guest, with the same
+# arguments minus --vm and --out; what it writes to /out lands in $out.
+# --out /out goes first: what follows a -- belongs to bench.
+in_guest() {
+	local a=() x skip=0
+	for x in "$@"; do
+		((skip)) && { skip=0; continue; }
+		case $x in --vm) continue ;; --out) skip=1; continue ;; esac
+		a+=("$x")
+	done
+	mkdir -p "$out"
+	vm_build
+	"$ROOT/vm/run-vm.sh" --timeout 600 --out "$out" -- \
+		bash "ftrace/${0##*/}" --out /out "${a[@]}"
+}
+
 # Newest results directory, or a new one (results/DATE-ftrace).
 results_dir() {
 	local d

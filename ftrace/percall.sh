@@ -119,15 +119,8 @@ main() {
 	[[ -n $out ]] || out=$(results_dir)
 	mkdir -p "$out"
 	if ((vm)); then
-		local a=() x skip=0
-		for x in "${args[@]}"; do
-			((skip)) && { skip=0; continue; }
-			case $x in --vm) continue ;; --out) skip=1; continue ;; esac
-			a+=("$x")
-		done
-		vm_build
-		exec "$ROOT/vm/run-vm.sh" --timeout 600 --out "$out" -- \
-			bash ftrace/percall.sh "${a[@]}" --out /out
+		in_guest "${args[@]}"
+		exit
 	fi
 	if ((${#servers[@]} == 0)); then
 		servers=(user ebpf)

@@ -53,14 +53,6 @@ can_fentry() {
 	"$FUNCLAT" -d 1 do_nanosleep 2>/dev/null | grep -q '^do_nanosleep'
 }
 
-# run_vm ARGS...: this script in the guest, results into $out.
-run_vm() {
-	mkdir -p "$out"
-	vm_build
-	exec "$ROOT/vm/run-vm.sh" --timeout 600 --out "$out" -- \
-		bash ftrace/trace.sh "$@" --out /out
-}
-
 main() {
 	local server='' vm=0 funcs=() server_args=() bench_args=() method='' args=("$@")
 	out=
@@ -82,13 +74,8 @@ main() {
 	need_root
 	[[ -n $out ]] || out=$(results_dir)
 	if ((vm)); then
-		local a=() x skip=0
-		for x in "${args[@]}"; do	# the same arguments without --vm/--out
-			((skip)) && { skip=0; continue; }
-			case $x in --vm) continue ;; --out) skip=1; continue ;; esac
-			a+=("$x")
-		done
-		run_vm "${a[@]}"
+		in_guest "${args[@]}"
+		exit
 	fi
 	mkdir -p "$out"
 

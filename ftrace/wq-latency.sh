@@ -172,15 +172,7 @@ main() {
 	fi
 	need_root
 	if ((vm)); then
-		local a=() x skip=0
-		for x in "${args[@]}"; do
-			((skip)) && { skip=0; continue; }
-			case $x in --vm) continue ;; --out) skip=1; continue ;; esac
-			a+=("$x")
-		done
-		vm_build
-		"$ROOT/vm/run-vm.sh" --timeout 600 --out "$out" -- \
-			bash ftrace/wq-latency.sh "${a[@]}" --out /out || exit
+		in_guest "${args[@]}" || exit
 		where="vm" plot "$server"
 		exit 0
 	fi

@@ -21,7 +21,7 @@ trap 'rm -rf "$OUT"' EXIT
 # in 22 runs of funclat + trace.sh kecho since. Writing to tracefs patches
 # kernel text, and on one CPU that waits for no other. A lockup now panics
 # the guest, and run-vm.sh prints the kernel's last words.
-VM_SMP=1 "$ROOT/vm/run-vm.sh" --timeout 900 --out "$OUT" -- bash tests/guest/ftrace.sh --extra 1 |
+VM_SMP=1 "$ROOT/vm/run-vm.sh" --timeout 900 --out "$OUT" -- bash tests/guest/ftrace.sh --extra 2 |
 	tee "$OUT/tap.txt"
 _tap_n=$(grep -cE '^(not )?ok ' "$OUT/tap.txt")
 _tap_failed=$(grep -c '^not ok ' "$OUT/tap.txt")
@@ -29,4 +29,10 @@ _tap_failed=$(grep -c '^not ok ' "$OUT/tap.txt")
 bounded 60 "$ROOT/ftrace/wq-latency.sh" kecho --out "$OUT" --plot-only >/dev/null 2>&1
 [[ $(head -c 4 "$OUT/wq-kecho-cdf.png" 2>/dev/null | od -An -c | tr -d ' ') == 211PNG ]]
 ok $? "wq-latency/plot: the host draws the guest's kecho data (wq-kecho-cdf.png)"
+
+# --vm from the host, bench arguments after --: they reach bench, and the
+# results come back here.
+bounded 300 "$ROOT/ftrace/trace.sh" kecho --vm --out "$OUT/host" -- -t 2 -r 2 -m 10 >/dev/null 2>&1
+like "$(cat "$OUT/host/ftrace-kecho-digest.txt" 2>/dev/null)" $'\n'"kecho_work +[1-9]" \
+	"trace/--vm: run from the host with bench flags after --, digest back on the host"
 done_testing
