@@ -1,31 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bench - closed-loop TCP echo load client.
+ * bench - TCP echo load client.
  *
  * N threads start together. Each opens a connection per round (or keeps one
  * for the whole run with --duration), sends a message, reads the whole echo
- * back, checks it byte for byte and records the response time. Every sample
- * is kept: rows go to a TSV file as they finish, and the summary line is
- * computed from all of them at the end.
+ * back, checks it byte for byte and records the response time twice: when
+ * recv() returned it (rtt_us, the client's view) and when the echo's last
+ * bytes reached the client's kernel (arrival_us, the kernel's software
+ * receive timestamp: the server's view). Every sample is kept: rows go to a
+ * raw file (rawfile.h) as they finish, and the summary line is computed
+ * from all of them at the end.
  *
- * Per message the hot path is: clock_gettime (vDSO), sendmsg, recv (looped
- * on partial reads), memcmp, clock_gettime, and a row formatted into a
- * thread-local buffer. The buffer is written out once it holds ~16 KiB and
- * the response times are kept in 64 Ki-sample chunks, so writes and
- * allocations happen once per hundreds or tens of thousands of messages.
+ * The load threads run at SCHED_IDLE unless --sched normal: the server gets
+ * the machine and the client what is left, as if it ran on another one.
+ * Closed loop by default; --rate N sends N messages a second in total and
+ * counts each response time from the message's intended send time.
+ *
+ * Per message the hot path is: clock_gettime (vDSO) twice, sendmsg,
+ * recvmsg (looped on partial reads; its control message carries the
+ * stamp), memcmp, clock_gettime, and a row formatted into a thread-local
+ * buffer. The buffer is written out once it holds ~16 KiB and the times
+ * are kept in 64 Ki-sample chunks, so writes and allocations happen once
+ * per hundreds or tens of thousands of messages.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <limits.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -35,22 +48,31 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/uio.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "env.h"
+#include "rawfile.h"
 #include "stats.h"
 
 #define STATE_DIR	"/run/echolab"	/* where run.sh keeps the server's state */
 #define OUTBUF_SIZE	(16 * 1024)	/* per-thread row buffer */
-#define ROW_MAX		96		/* longest row we ever format */
 #define RECVBUF_MAX	(64 * 1024)	/* per-thread receive buffer */
 #define CHUNK_SAMPLES	65536
 #define HDR_MAGIC	0x6563686fu	/* "echo" */
 #define FD_RESERVE	32		/* descriptors besides the sockets */
 #define TW_WARN		1000		/* TIME_WAIT sockets that skew a run */
+/*
+ * The client dominated a run when its threads spent this share of their
+ * time runnable but waiting for a CPU: most of each response time was then
+ * the client's scheduling, not the server's work.
+ */
+#define CLIENT_BOUND_SHARE 0.5
+#define NO_TIME		RAW_NO_TIME
+#define NSEC		1000000000ull
 
 enum status {
 	ST_OK,
@@ -78,6 +100,8 @@ struct config {
 	unsigned int rounds;
 	unsigned int messages;
 	unsigned int duration;		/* seconds; 0 = rounds mode */
+	unsigned int rate;		/* messages/s in total; 0 = closed loop */
+	bool sched_idle;		/* load threads at SCHED_IDLE */
 	size_t size;
 	const char *host;
 	unsigned int port;
@@ -97,10 +121,20 @@ struct msg_header {
 	uint32_t message;
 };
 
+/* The two response times of an ok sample, µs; arrival NAN without a stamp. */
+struct times_us {
+	double rtt, arrival;
+};
+
 struct chunk {
 	struct chunk *next;
 	size_t n, cap;
-	double v[];
+	struct times_us v[];
+};
+
+/* What one message measured, ns (NO_TIME: none). */
+struct times_ns {
+	uint64_t rtt, arrival, lag;
 };
 
 struct worker {
@@ -112,7 +146,14 @@ struct worker {
 	size_t rbuf_size;
 	char *out;			/* rows not yet written */
 	size_t out_len;
-	struct chunk *head, *tail;	/* response times of ok samples, µs */
+	struct chunk *head, *tail;	/* response times of ok samples */
+	uint64_t stamp_ns;		/* last receive stamp, CLOCK_REALTIME */
+	uint64_t unstamped;		/* ok samples without a stamp */
+	uint64_t clock_steps;		/* stamps dropped: the clock stepped */
+	bool stamps_refused;		/* SO_TIMESTAMPING failed */
+	struct env_cpu cpu0, cpu1;	/* scheduler statistics, start and end */
+	bool have_cpu;
+	uint64_t begin_ns, end_ns;	/* when this thread ran the load */
 	/* Read by the main thread for progress; written only here. */
 	uint64_t done;
 	uint64_t failed;
@@ -128,13 +169,15 @@ static struct config cfg = {
 	.host = "127.0.0.1",
 	.port = 12345,
 	.timeout_ms = 5000,
+	.sched_idle = true,
 };
 
 static struct sockaddr_storage server_addr;
 static socklen_t server_addrlen;
 static unsigned char *body;		/* shared, read-only message body */
 static size_t hdr_len;			/* min(size, sizeof(struct msg_header)) */
-static uint64_t deadline_ns;		/* --duration mode, CLOCK_MONOTONIC */
+static uint64_t start_ns;		/* the gate opened, CLOCK_MONOTONIC */
+static uint64_t deadline_ns;		/* --duration mode */
 
 static volatile sig_atomic_t stop;
 static unsigned int threads_finished;
@@ -149,8 +192,10 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: %s [options]\n"
-"Closed-loop TCP echo load client: every thread sends a message, waits for\n"
-"the whole echo, checks it byte for byte and records the response time.\n"
+"TCP echo load client: every thread sends a message, waits for the whole\n"
+"echo, checks it byte for byte and records two response times: until the\n"
+"echo reached this machine's kernel (arrival_us, the server's time) and\n"
+"until recv() returned it (rtt_us, what the client saw).\n"
 "\n"
 "  -t, --threads N     concurrent client threads (default 1000)\n"
 "  -r, --rounds N      rounds per thread (default 10)\n"
@@ -160,23 +205,40 @@ static void usage(FILE *f)
 "  -d, --duration SEC  throughput mode: each thread keeps one connection and\n"
 "                      sends as fast as echoes return for SEC seconds\n"
 "                      (excludes --rounds and --messages)\n"
+"  -R, --rate N        open loop, with --duration: N messages a second in\n"
+"                      total, spread evenly over the threads; each response\n"
+"                      time counts from the message's intended send time,\n"
+"                      so a stalled server cannot hide its stall\n"
 "  -s, --size BYTES    message size (default 64)\n"
 "  -H, --host ADDR     server address (default 127.0.0.1)\n"
 "  -p, --port N        server port (default 12345)\n"
-"  -o, --output FILE   raw samples, TSV (default bench-LABEL-DATE.tsv)\n"
+"  -o, --output FILE   raw samples, TSV (default: results/runs/DATE/LABEL-TIME.tsv\n"
+"                      in this repository, where 'make plots' finds them)\n"
 "  -l, --label NAME    server name written into the file (default: the\n"
 "                      server ./run.sh started on this port, else 'unknown')\n"
 "  -T, --timeout MS    connect/send/receive timeout (default 5000)\n"
+"      --sched POLICY  the load threads' scheduling: idle (default: SCHED_IDLE,\n"
+"                      the server gets the CPUs, the client what is left, as\n"
+"                      if it ran on another machine) or normal (compete with\n"
+"                      the server as an ordinary process does)\n"
 "  -q, --quiet         print only the summary line\n"
 "      --meta K=V      add a '# K=V' metadata line to the file (repeatable)\n"
 "      --summarize FILE...  print the summary line of raw files (samples\n"
 "                      pooled) instead of running; nothing is sent\n"
+"      --samples METRIC FILE...  print 'thread<TAB>time' of every ok sample\n"
+"                      of raw files, METRIC rtt or arrival (for plots)\n"
 "  -h, --help          this text\n"
 "\n"
-"Output: one row per sample, 'thread round connect_us rtt_us status',\n"
-"under '# key=value' metadata lines, then on stdout one line:\n"
+"Output: the raw file (format in bench/rawfile.h), one row per sample,\n"
+"'thread round connect_us rtt_us arrival_us lag_us status', under '# key=value'\n"
+"metadata lines; then on stdout one line:\n"
 "summary label= threads= rounds= samples= ok= failed= p50_us= p90_us=\n"
-"        p99_us= p999_us= max_us= mean_us= sd_us= rps=\n"
+"        p99_us= p999_us= max_us= mean_us= sd_us= rps= arrival_n=\n"
+"        arrival_p50_us= arrival_p90_us= arrival_p99_us= arrival_p999_us=\n"
+"        arrival_max_us= client_rq_share=\n"
+"(p*_us: rtt_us; arrival_*: arrival_us over the arrival_n samples that have\n"
+"it; client_rq_share: the share of the load threads' time spent waiting\n"
+"for a CPU). When the client dominated the run, stderr says so.\n"
 "Exit status: 0 if every sample was ok, 1 if any failed, 2 on bad usage.\n",
 		prog);
 }
@@ -237,7 +299,7 @@ static inline bool stopping(void)
 
 /* ---- samples ---------------------------------------------------------- */
 
-static int keep_rtt(struct worker *w, double us)
+static int keep_times(struct worker *w, double rtt_us, double arrival_us)
 {
 	struct chunk *c = w->tail;
 
@@ -261,7 +323,8 @@ static int keep_rtt(struct worker *w, double us)
 			w->head = c;
 		w->tail = c;
 	}
-	c->v[c->n++] = us;
+	c->v[c->n].rtt = rtt_us;
+	c->v[c->n++].arrival = arrival_us;
 	return 0;
 }
 
@@ -284,65 +347,31 @@ static void flush_rows(struct worker *w)
 	w->out_len = 0;
 }
 
-/* Appends ns as microseconds with one decimal; returns the end. */
-static char *put_us(char *p, uint64_t ns)
-{
-	char tmp[24];
-	uint64_t tenths = (ns + 50) / 100;
-	int i = 0;
-
-	tmp[i++] = (char)('0' + tenths % 10);
-	tmp[i++] = '.';
-	tenths /= 10;
-	do {
-		tmp[i++] = (char)('0' + tenths % 10);
-		tenths /= 10;
-	} while (tenths);
-	while (i)
-		*p++ = tmp[--i];
-	return p;
-}
-
-static char *put_uint(char *p, uint64_t v)
-{
-	char tmp[24];
-	int i = 0;
-
-	do {
-		tmp[i++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (i)
-		*p++ = tmp[--i];
-	return p;
-}
-
-#define NO_TIME UINT64_MAX	/* written as '-' */
-
 static void record(struct worker *w, unsigned int round, uint64_t connect_ns,
-		   uint64_t rtt_ns, enum status st)
+		   const struct times_ns *t, enum status st)
 {
-	char *p = w->out + w->out_len;
-	const char *name;
+	static const struct times_ns none = { NO_TIME, NO_TIME, NO_TIME };
+	struct raw_sample row = {
+		.thread = w->id,
+		.round = round,
+		.connect_ns = connect_ns,
+	};
 
+	if (!t)
+		t = &none;
 	/* Out of memory for the statistics: a failure, never a lost sample. */
-	if (st == ST_OK && keep_rtt(w, (double)rtt_ns / 1000.0))
+	if (st == ST_OK &&
+	    keep_times(w, (double)t->rtt / 1e3,
+		       t->arrival == NO_TIME ? NAN : (double)t->arrival / 1e3))
 		st = ST_ERROR;
-	name = status_name[st];
-
-	p = put_uint(p, w->id);
-	*p++ = '\t';
-	p = put_uint(p, round);
-	*p++ = '\t';
-	p = connect_ns == NO_TIME ? (*p = '-', p + 1) : put_us(p, connect_ns);
-	*p++ = '\t';
-	p = rtt_ns == NO_TIME ? (*p = '-', p + 1) : put_us(p, rtt_ns);
-	*p++ = '\t';
-	while (*name)
-		*p++ = *name++;
-	*p++ = '\n';
-	w->out_len = (size_t)(p - w->out);
-	if (w->out_len > OUTBUF_SIZE - ROW_MAX)
+	if (st == ST_OK && t->arrival == NO_TIME)
+		w->unstamped++;
+	row.rtt_ns = t->rtt;
+	row.arrival_ns = t->arrival;
+	row.lag_ns = t->lag;
+	row.status = status_name[st];
+	w->out_len = (size_t)(raw_put_row(w->out + w->out_len, &row) - w->out);
+	if (w->out_len > OUTBUF_SIZE - RAW_ROW_MAX)
 		flush_rows(w);
 
 	__atomic_store_n(&w->done, w->done + 1, __ATOMIC_RELAXED);
@@ -373,8 +402,11 @@ static enum status errno_status(int err)
 	}
 }
 
-static enum status open_conn(int *fdp, uint64_t *connect_ns)
+static enum status open_conn(struct worker *w, int *fdp,
+			     uint64_t *connect_ns)
 {
+	/* The kernel stamps each received skb; recvmsg hands us the stamp. */
+	int stamping = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
 	struct timeval tv = {
 		.tv_sec = cfg.timeout_ms / 1000,
 		.tv_usec = (cfg.timeout_ms % 1000) * 1000,
@@ -390,6 +422,9 @@ static enum status open_conn(int *fdp, uint64_t *connect_ns)
 	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
 	    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
 		goto fail;
+	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &stamping,
+		       sizeof(stamping)))
+		w->stamps_refused = true;	/* no arrival_us, said at the end */
 
 	t0 = now_ns();
 	if (connect(fd, (struct sockaddr *)&server_addr, server_addrlen))
@@ -439,6 +474,41 @@ static ssize_t send_from(struct worker *w, int fd, size_t off, int flags)
 	return sendmsg(fd, &mh, flags | MSG_NOSIGNAL);
 }
 
+/* recv() that also keeps the kernel's receive stamp of the bytes read. */
+static ssize_t recv_stamped(struct worker *w, int fd, size_t want, int flags)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct scm_timestamping))];
+		struct cmsghdr align;
+	} ctrl;
+	struct iovec iov = { .iov_base = w->rbuf, .iov_len = want };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = ctrl.buf,
+		.msg_controllen = sizeof(ctrl.buf),
+	};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	n = recvmsg(fd, &mh, flags);
+	if (n <= 0)
+		return n;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		const struct scm_timestamping *ts;
+
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    cm->cmsg_type != SCM_TIMESTAMPING)
+			continue;
+		ts = (const struct scm_timestamping *)CMSG_DATA(cm);
+		/* ts[0]: software; the last skb read when a read spans several. */
+		if (ts->ts[0].tv_sec || ts->ts[0].tv_nsec)
+			w->stamp_ns = (uint64_t)ts->ts[0].tv_sec * NSEC +
+				      (uint64_t)ts->ts[0].tv_nsec;
+	}
+	return n;
+}
+
 /*
  * A message larger than the socket buffers cannot be sent whole before the
  * echo is read (both sides would block on full buffers), so it is sent and
@@ -475,7 +545,7 @@ static enum status echo_interleaved(struct worker *w, int fd, size_t sent)
 
 			if (want > w->rbuf_size)
 				want = w->rbuf_size;
-			n = recv(fd, w->rbuf, want, MSG_DONTWAIT);
+			n = recv_stamped(w, fd, want, MSG_DONTWAIT);
 			if (n == 0)
 				return ST_EOF;
 			if (n < 0) {
@@ -491,18 +561,35 @@ static enum status echo_interleaved(struct worker *w, int fd, size_t sent)
 	return ST_OK;
 }
 
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Sends one message and reads its whole echo. Times count from intended_ns
+ * (rate mode), else from the send. The kernel's stamps are CLOCK_REALTIME,
+ * so arrival is measured against a CLOCK_REALTIME reading at the send.
+ */
 static enum status echo_once(struct worker *w, int fd, unsigned int round,
-			     unsigned int message, uint64_t *rtt_ns)
+			     unsigned int message, uint64_t intended_ns,
+			     struct times_ns *t)
 {
 	enum status st = ST_OK;
+	uint64_t t0, from, real0;
 	size_t got = 0;
-	uint64_t t0;
 	ssize_t n;
 
 	w->hdr.round = round;
 	w->hdr.message = message;
+	w->stamp_ns = 0;
 
+	real0 = realtime_ns();
 	t0 = now_ns();
+	from = intended_ns && intended_ns < t0 ? intended_ns : t0;
 	n = send_from(w, fd, 0, MSG_DONTWAIT);
 	if (n < 0 && errno != EAGAIN) {
 		st = errno_status(errno);
@@ -519,7 +606,7 @@ static enum status echo_once(struct worker *w, int fd, unsigned int round,
 
 		if (want > w->rbuf_size)
 			want = w->rbuf_size;
-		n = recv(fd, w->rbuf, want, 0);
+		n = recv_stamped(w, fd, want, 0);
 		if (n == 0) {
 			st = ST_EOF;
 			break;
@@ -538,40 +625,57 @@ static enum status echo_once(struct worker *w, int fd, unsigned int round,
 	}
 out:
 	w->last_ns = now_ns();
-	*rtt_ns = w->last_ns - t0;
+	t->rtt = w->last_ns - from;
+	t->lag = intended_ns ? t0 - from : NO_TIME;
+	t->arrival = NO_TIME;
+	if (st == ST_OK && w->stamp_ns) {
+		/* A stamp outside [send, recv return] means CLOCK_REALTIME
+		 * was stepped meanwhile: no honest arrival time then. */
+		if (w->stamp_ns >= real0 &&
+		    w->stamp_ns - real0 <= w->last_ns - t0)
+			t->arrival = w->stamp_ns - real0 + (t0 - from);
+		else
+			w->clock_steps++;
+	}
 	return st;
 }
 
-/* ---- the two load shapes ---------------------------------------------- */
+/* ---- the load shapes -------------------------------------------------- */
 
+/* Records the messages of a round that were never sent. */
+static void record_aborted(struct worker *w, unsigned int round,
+			   unsigned int from)
+{
+	for (; from < cfg.messages; from++)
+		record(w, round, NO_TIME, NULL, ST_ABORTED);
+}
+
+/* Closed loop, --rounds x --messages: a connection per round. */
 static void run_rounds(struct worker *w)
 {
 	unsigned int round, msg;
 
 	for (round = 0; round < cfg.rounds && !stopping(); round++) {
-		uint64_t connect_ns, rtt_ns;
+		struct times_ns t;
+		uint64_t connect_ns;
 		enum status st;
 		int fd;
 
-		st = open_conn(&fd, &connect_ns);
+		st = open_conn(w, &fd, &connect_ns);
 		if (st == ST_INTERRUPTED)
 			return;
 		if (st != ST_OK) {
-			record(w, round, connect_ns, NO_TIME, st);
-			for (msg = 1; msg < cfg.messages; msg++)
-				record(w, round, NO_TIME, NO_TIME, ST_ABORTED);
+			record(w, round, connect_ns, NULL, st);
+			record_aborted(w, round, 1);
 			continue;
 		}
 		for (msg = 0; msg < cfg.messages; msg++) {
-			st = echo_once(w, fd, round, msg, &rtt_ns);
+			st = echo_once(w, fd, round, msg, 0, &t);
 			if (st == ST_INTERRUPTED)
 				break;
-			record(w, round, msg ? NO_TIME : connect_ns, rtt_ns,
-			       st);
+			record(w, round, msg ? NO_TIME : connect_ns, &t, st);
 			if (st != ST_OK) {
-				while (++msg < cfg.messages)
-					record(w, round, NO_TIME, NO_TIME,
-					       ST_ABORTED);
+				record_aborted(w, round, msg + 1);
 				break;
 			}
 		}
@@ -581,30 +685,61 @@ static void run_rounds(struct worker *w)
 	}
 }
 
+/* Sleeps until CLOCK_MONOTONIC reaches ns; false when told to stop. */
+static bool sleep_until(uint64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(ns / NSEC),
+		.tv_nsec = (long)(ns % NSEC),
+	};
 
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL))
+		if (stopping())
+			return false;
+	return !stopping();
+}
+
+/*
+ * --duration: one connection per thread (a new one after a failure) until
+ * the deadline. Closed loop: the next message leaves when the echo is back.
+ * With --rate, message i of thread k is due at k/rate + i*threads/rate
+ * seconds after the start, and is timed from then even when it leaves late.
+ */
 static void run_duration(struct worker *w)
 {
+	uint64_t interval = 0, due = 0;
 	unsigned int round, msg;
 
+	if (cfg.rate) {
+		interval = (uint64_t)cfg.threads * NSEC / cfg.rate;
+		due = start_ns + (uint64_t)w->id * NSEC / cfg.rate;
+	}
 	for (round = 0; !stopping() && now_ns() < deadline_ns; round++) {
-		uint64_t connect_ns, rtt_ns;
+		uint64_t connect_ns;
+		struct times_ns t;
 		enum status st;
 		int fd;
 
-		st = open_conn(&fd, &connect_ns);
+		st = open_conn(w, &fd, &connect_ns);
 		if (st == ST_INTERRUPTED)
 			return;
 		if (st != ST_OK) {
-			record(w, round, connect_ns, NO_TIME, st);
+			record(w, round, connect_ns, NULL, st);
 			usleep(10000);	/* do not spin on a dead server */
 			continue;
 		}
 		for (msg = 0; !stopping(); msg++) {
-			st = echo_once(w, fd, round, msg, &rtt_ns);
+			if (cfg.rate) {
+				if (due >= deadline_ns)
+					break;
+				if (!sleep_until(due))
+					break;
+			}
+			st = echo_once(w, fd, round, msg, due, &t);
 			if (st == ST_INTERRUPTED)
 				break;
-			record(w, round, msg ? NO_TIME : connect_ns, rtt_ns,
-			       st);
+			record(w, round, msg ? NO_TIME : connect_ns, &t, st);
+			due += interval;
 			if (st != ST_OK || w->last_ns >= deadline_ns)
 				break;
 		}
@@ -624,114 +759,157 @@ static void *worker_main(void *arg)
 	pthread_mutex_unlock(&gate_lock);
 
 	if (gate > 0) {
+		w->have_cpu = env_thread_cpu(&w->cpu0);
+		w->begin_ns = now_ns();
 		if (cfg.duration)
 			run_duration(w);
 		else
 			run_rounds(w);
+		w->end_ns = now_ns();
+		w->have_cpu = w->have_cpu && env_thread_cpu(&w->cpu1);
 	}
 	flush_rows(w);
 	__atomic_add_fetch(&threads_finished, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
-/* ---- summaries ---------------------------------------------------- */
+/* ---- summaries ------------------------------------------------------- */
 
-/* The one line scripts parse: keep its keys and their order. */
-static void print_summary(const char *label, unsigned int threads,
-			  unsigned int rounds, uint64_t samples, size_t ok,
-			  uint64_t failed, const struct stats *st, double rps)
+/* A run's (or pooled runs') samples, ready for the summary line. */
+struct summary {
+	const char *label;
+	unsigned int threads, rounds;
+	uint64_t samples, failed;
+	double *rtt;			/* every ok sample's rtt_us */
+	size_t n;
+	double *arrival;		/* the arrival_us of those that have one */
+	size_t narrival;
+	double elapsed_s;
+	double rq_share;		/* NAN: not known */
+};
+
+/* The one line scripts parse: keep its keys and their order; new keys go
+ * at the end. Sorts the sample arrays. */
+static void print_summary(struct summary *s)
 {
+	struct stats rtt, arr;
+
+	stats_compute(s->rtt, s->n, &rtt);
+	stats_compute(s->arrival, s->narrival, &arr);
 	printf("summary label=%s threads=%u rounds=%u samples=%llu ok=%zu "
 	       "failed=%llu p50_us=%.1f p90_us=%.1f p99_us=%.1f "
-	       "p999_us=%.1f max_us=%.1f mean_us=%.1f sd_us=%.1f rps=%.0f\n",
-	       label, threads, rounds, (unsigned long long)samples, ok,
-	       (unsigned long long)failed, st->p50, st->p90, st->p99,
-	       st->p999, st->max, st->mean, st->sd, rps);
+	       "p999_us=%.1f max_us=%.1f mean_us=%.1f sd_us=%.1f rps=%.0f "
+	       "arrival_n=%zu arrival_p50_us=%.1f arrival_p90_us=%.1f "
+	       "arrival_p99_us=%.1f arrival_p999_us=%.1f arrival_max_us=%.1f "
+	       "client_rq_share=%.2f\n",
+	       s->label, s->threads, s->rounds,
+	       (unsigned long long)s->samples, s->n,
+	       (unsigned long long)s->failed, rtt.p50, rtt.p90, rtt.p99,
+	       rtt.p999, rtt.max, rtt.mean, rtt.sd,
+	       s->elapsed_s > 0 ? (double)s->n / s->elapsed_s : 0.0,
+	       s->narrival, arr.p50, arr.p90, arr.p99, arr.p999, arr.max,
+	       s->rq_share);
+}
+
+/* Appends v to a growing array; false when out of memory. */
+static bool push(double **v, size_t *n, size_t *cap, double x)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 4096;
+		double *nv = realloc(*v, ncap * sizeof(**v));
+
+		if (!nv)
+			return false;
+		*v = nv;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = x;
+	return true;
 }
 
 /*
  * --summarize FILE...: the summary line of raw files, samples pooled (the
  * repetitions of one server, say), rps over their summed elapsed time.
- * Reads only the files; used by run.sh compare and the plots.
+ * --samples METRIC FILE...: 'thread<TAB>time' of every ok sample instead.
+ * Reads only the files; run.sh compare and results/plot.sh read them so.
  */
-static int summarize(int nfiles, char **files)
+static int read_raw_files(int nfiles, char **files, const char *metric)
 {
-	unsigned int threads = 0, rounds = 0;
-	uint64_t samples = 0, failed = 0;
-	double *v = NULL, elapsed = 0.0;
-	size_t n = 0, cap = 0, len = 0;
-	char label[64] = "", *line = NULL;
-	struct stats st;
-	int i;
+	struct summary s = { .rq_share = NAN };
+	size_t cap = 0, acap = 0;
+	double wait_s = 0, thread_s = 0;
+	char label[64] = "";
+	int i, rc = 0;
 
-	for (i = 0; i < nfiles; i++) {
-		FILE *f = fopen(files[i], "r");
-		ssize_t got;
+	for (i = 0; i < nfiles && !rc; i++) {
+		struct raw_reader r;
+		struct raw_entry e;
+		int got;
 
-		if (!f) {
+		if (raw_open(&r, files[i])) {
 			fprintf(stderr, "%s: cannot read '%s': %s\n", prog,
 				files[i], strerror(errno));
-			return 2;
+			rc = 2;
+			break;
 		}
-		while ((got = getline(&line, &len, f)) > 0) {
-			char *cols[5], *p = line, status[16];
-			int c;
-
-			line[strcspn(line, "\n")] = '\0';
-			if (line[0] == '#') {
-				char l[64];
-
-				if (sscanf(line, "# label=%63s", l) == 1) {
-					if (label[0] && strcmp(label, l)) {
+		while (!rc && (got = raw_next(&r, &e)) > 0) {
+			if (e.kind == RAW_META) {
+				if (!strcmp(e.key, "label")) {
+					if (label[0] && strcmp(label, e.value)) {
 						fprintf(stderr, "%s: '%s' is of server '%s', not '%s': summarize one server at a time\n",
-							prog, files[i], l, label);
-						fclose(f);
-						return 2;
+							prog, files[i], e.value, label);
+						rc = 2;
 					}
-					strcpy(label, l);
+					snprintf(label, sizeof(label), "%s", e.value);
+				} else if (!strcmp(e.key, "threads")) {
+					s.threads = (unsigned int)atoi(e.value);
+				} else if (!strcmp(e.key, "rounds")) {
+					s.rounds = (unsigned int)atoi(e.value);
+				} else if (!strcmp(e.key, "elapsed_s")) {
+					s.elapsed_s += strtod(e.value, NULL);
+				} else if (!strcmp(e.key, "client_rq_wait_s")) {
+					wait_s += strtod(e.value, NULL);
+				} else if (!strcmp(e.key, "client_thread_s")) {
+					thread_s += strtod(e.value, NULL);
 				}
-				sscanf(line, "# threads=%u", &threads);
-				sscanf(line, "# rounds=%u", &rounds);
-				if (!strncmp(line, "# elapsed_s=", 12))
-					elapsed += strtod(line + 12, NULL);
 				continue;
 			}
-			for (c = 0; c < 5 && p; c++)
-				cols[c] = strsep(&p, "\t");
-			if (c < 5 || !cols[4]) {
-				fprintf(stderr, "%s: '%s': not a bench raw file (row '%s')\n",
-					prog, files[i], line);
-				fclose(f);
-				return 2;
-			}
-			snprintf(status, sizeof(status), "%s", cols[4]);
-			samples++;
-			if (strcmp(status, "ok")) {
-				failed++;
+			s.samples++;
+			if (strcmp(e.status, "ok")) {
+				s.failed++;
 				continue;
 			}
-			if (n == cap) {
-				double *nv;
+			if (metric) {
+				double v = strcmp(metric, "rtt") ? e.arrival_us
+								 : e.rtt_us;
 
-				cap = cap ? cap * 2 : 4096;
-				nv = realloc(v, cap * sizeof(*v));
-				if (!nv) {
-					fprintf(stderr, "%s: out of memory\n", prog);
-					fclose(f);
-					return 1;
-				}
-				v = nv;
+				if (!isnan(v))
+					printf("%u\t%.1f\n", e.thread, v);
+				continue;
 			}
-			v[n++] = strtod(cols[3], NULL);
+			if (!push(&s.rtt, &s.n, &cap, e.rtt_us) ||
+			    (!isnan(e.arrival_us) &&
+			     !push(&s.arrival, &s.narrival, &acap,
+				   e.arrival_us))) {
+				fprintf(stderr, "%s: out of memory\n", prog);
+				rc = 1;
+			}
 		}
-		fclose(f);
+		if (!rc && got < 0) {
+			fprintf(stderr, "%s: %s\n", prog, r.err);
+			rc = 2;
+		}
+		raw_close(&r);
 	}
-	free(line);
-	stats_compute(v, n, &st);
-	print_summary(label[0] ? label : "unknown", threads, rounds, samples,
-		      n, failed, &st, elapsed > 0 ? (double)n / elapsed : 0.0);
-	free(v);
-	return 0;
+	if (!rc && !metric) {
+		s.label = label[0] ? label : "unknown";
+		if (thread_s > 0)
+			s.rq_share = wait_s / thread_s;
+		print_summary(&s);
+	}
+	free(s.rtt);
+	free(s.arrival);
+	return rc;
 }
 
 /* ---- setup ------------------------------------------------------------ */
@@ -743,6 +921,8 @@ static void parse_args(int argc, char **argv)
 		{ "rounds",   required_argument, NULL, 'r' },
 		{ "messages", required_argument, NULL, 'm' },
 		{ "duration", required_argument, NULL, 'd' },
+		{ "rate",     required_argument, NULL, 'R' },
+		{ "sched",    required_argument, NULL, 'P' },
 		{ "size",     required_argument, NULL, 's' },
 		{ "host",     required_argument, NULL, 'H' },
 		{ "port",     required_argument, NULL, 'p' },
@@ -752,14 +932,16 @@ static void parse_args(int argc, char **argv)
 		{ "quiet",    no_argument,       NULL, 'q' },
 		{ "meta",     required_argument, NULL, 'M' },
 		{ "summarize", no_argument,      NULL, 'S' },
+		{ "samples",  required_argument, NULL, 'A' },
 		{ "help",     no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool rounds_set = false, messages_set = false, summarize_mode = false;
+	const char *metric = NULL;
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:r:m:d:s:H:p:o:l:T:qh",
+	while ((c = getopt_long(argc, argv, ":t:r:m:d:R:s:H:p:o:l:T:qh",
 				longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
@@ -776,6 +958,18 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'd':
 			cfg.duration = parse_num("--duration", optarg, 1, 86400);
+			break;
+		case 'R':
+			cfg.rate = parse_num("--rate", optarg, 1, 10000000);
+			break;
+		case 'P':
+			if (!strcmp(optarg, "idle"))
+				cfg.sched_idle = true;
+			else if (!strcmp(optarg, "normal"))
+				cfg.sched_idle = false;
+			else
+				usage_error("--sched: '%s' is not idle or normal",
+					    optarg);
 			break;
 		case 's':
 			cfg.size = parse_num("--size", optarg, 1, 1UL << 30);
@@ -817,6 +1011,12 @@ static void parse_args(int argc, char **argv)
 		case 'S':
 			summarize_mode = true;
 			break;
+		case 'A':
+			if (strcmp(optarg, "rtt") && strcmp(optarg, "arrival"))
+				usage_error("--samples: '%s' is not rtt or arrival",
+					    optarg);
+			metric = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -826,15 +1026,21 @@ static void parse_args(int argc, char **argv)
 			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (summarize_mode) {
+	if (summarize_mode || metric) {
 		if (optind == argc)
-			usage_error("--summarize needs raw files");
-		exit(summarize(argc - optind, argv + optind));
+			usage_error("%s needs raw files",
+				    metric ? "--samples" : "--summarize");
+		exit(read_raw_files(argc - optind, argv + optind, metric));
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
 	if (cfg.duration && (rounds_set || messages_set))
 		usage_error("--duration cannot be combined with --rounds or --messages");
+	if (cfg.rate && !cfg.duration)
+		usage_error("--rate needs --duration: an open-loop run is timed, e.g. -R 5000 -d 10");
+	if (cfg.rate && cfg.rate > cfg.threads * 1000000ULL)
+		usage_error("--rate %u over %u threads is more than one message per microsecond each",
+			    cfg.rate, cfg.threads);
 	if (cfg.duration)
 		cfg.rounds = cfg.messages = 0;
 	else if ((unsigned long long)cfg.threads * cfg.rounds * cfg.messages >
@@ -897,73 +1103,78 @@ static void default_label(void)
 
 static void raise_nofile(struct rlimit *rl)
 {
-	rlim_t need = (rlim_t)cfg.threads + FD_RESERVE;
+	uint64_t need = (uint64_t)cfg.threads + FD_RESERVE;
 
-	getrlimit(RLIMIT_NOFILE, rl);
-	if (rl->rlim_cur < rl->rlim_max) {
-		rl->rlim_cur = rl->rlim_max;
-		setrlimit(RLIMIT_NOFILE, rl);
-		getrlimit(RLIMIT_NOFILE, rl);
-	}
-	if (rl->rlim_cur < need) {
-		fprintf(stderr,
-			"%s: --threads %u needs %llu open files, but RLIMIT_NOFILE allows %llu (hard limit %llu).\n"
-			"Use fewer threads, or raise the hard limit as root (ulimit -Hn, /etc/security/limits.conf).\n",
-			prog, cfg.threads, (unsigned long long)need,
-			(unsigned long long)rl->rlim_cur,
-			(unsigned long long)rl->rlim_max);
-		exit(2);
-	}
-}
-
-/* TIME_WAIT sockets now (the "tw" of /proc/net/sockstat), -1 if unknown. */
-static long time_wait_sockets(void)
-{
-	char line[256];
-	long tw = -1;
-	FILE *f = fopen("/proc/net/sockstat", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = strstr(line, " tw ");
-
-		if (!strncmp(line, "TCP:", 4) && p)
-			tw = strtol(p + 4, NULL, 10);
-	}
-	fclose(f);
-	return tw;
-}
-
-static void read_sysctl(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-
-	snprintf(buf, len, "unknown");
-	if (!f)
+	if (env_raise_nofile(need, rl))
 		return;
-	if (fgets(buf, (int)len, f)) {
-		buf[strcspn(buf, "\n")] = '\0';
-		for (char *p = buf; *p; p++)
-			if (*p == '\t')
-				*p = '-';
+	fprintf(stderr,
+		"%s: --threads %u needs %llu open files, but RLIMIT_NOFILE allows %llu (hard limit %llu).\n"
+		"Use fewer threads, or raise the hard limit as root (ulimit -Hn, /etc/security/limits.conf).\n",
+		prog, cfg.threads, (unsigned long long)need,
+		(unsigned long long)rl->rlim_cur,
+		(unsigned long long)rl->rlim_max);
+	exit(2);
+}
+
+/* Under sudo, what bench creates in the repository belongs to the user. */
+static void give_to_sudo_user(const char *path)
+{
+	const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
+
+	/* A failure is not worth a word: root keeps the file then. */
+	if (uid && gid && geteuid() == 0 &&
+	    chown(path, (uid_t)atoi(uid), (gid_t)atoi(gid)) < 0)
+		return;
+}
+
+/*
+ * Without --output: results/runs/YYYYMMDD/LABEL-HHMMSS.tsv in the
+ * repository this bench was built in (ECHOLAB_RUNS_DIR replaces
+ * results/runs), where 'make plots' finds the day's runs; the current
+ * directory when bench lives outside a repository.
+ */
+static void default_output(char *path, size_t len)
+{
+	char exe[PATH_MAX], base[PATH_MAX], day[16], stamp[16];
+	const char *runs = getenv("ECHOLAB_RUNS_DIR");
+	time_t t = time(NULL);
+	struct stat sb;
+	ssize_t n;
+
+	strftime(day, sizeof(day), "%Y%m%d", localtime(&t));
+	strftime(stamp, sizeof(stamp), "%H%M%S", localtime(&t));
+	if (runs && *runs) {
+		snprintf(base, sizeof(base), "%s", runs);
+	} else {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		/* exe is ROOT/bench/bench */
+		snprintf(base, sizeof(base), "%s/results",
+			 dirname(dirname(exe)));
+		if (n <= 0 || stat(base, &sb) || !S_ISDIR(sb.st_mode)) {
+			snprintf(path, len, "bench-%s-%s-%s.tsv", cfg.label,
+				 day, stamp);
+			return;
+		}
+		strncat(base, "/runs", sizeof(base) - strlen(base) - 1);
 	}
-	fclose(f);
+	if (mkdir(base, 0755) == 0)
+		give_to_sudo_user(base);
+	snprintf(path, len, "%s/%s", base, day);
+	if (mkdir(path, 0755) == 0)
+		give_to_sudo_user(path);
+	snprintf(path + strlen(path), len - strlen(path), "/%s-%s.tsv",
+		 cfg.label, stamp);
 }
 
 static int open_output(char *path, size_t len)
 {
 	int fd;
 
-	if (cfg.output) {
+	if (cfg.output)
 		snprintf(path, len, "%s", cfg.output);
-	} else {
-		char stamp[32];
-		time_t t = time(NULL);
-
-		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", localtime(&t));
-		snprintf(path, len, "bench-%s-%s.tsv", cfg.label, stamp);
-	}
+	else
+		default_output(path, len);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
 		  0644);
 	if (fd < 0) {
@@ -971,43 +1182,28 @@ static int open_output(char *path, size_t len)
 			strerror(errno));
 		exit(2);
 	}
+	if (!cfg.output)
+		give_to_sudo_user(path);
 	return fd;
 }
 
 static void write_metadata(int fd, const struct rlimit *rl)
 {
-	static const struct { const char *key, *path; } sysctls[] = {
-		{ "somaxconn", "/proc/sys/net/core/somaxconn" },
-		{ "tcp_max_syn_backlog", "/proc/sys/net/ipv4/tcp_max_syn_backlog" },
-		{ "ip_local_port_range", "/proc/sys/net/ipv4/ip_local_port_range" },
-		{ "tcp_tw_reuse", "/proc/sys/net/ipv4/tcp_tw_reuse" },
-		{ "tcp_max_tw_buckets", "/proc/sys/net/ipv4/tcp_max_tw_buckets" },
-	};
-	char date[32], host[256] = "unknown", val[64];
-	struct utsname u;
-	time_t t = time(NULL);
-	unsigned int i;
-
-	uname(&u);
-	gethostname(host, sizeof(host) - 1);
-	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-	dprintf(fd, "# label=%s\n# kernel=%s\n# date=%s\n# hostname=%s\n",
-		cfg.label, u.release, date, host);
+	dprintf(fd, "# label=%s\n", cfg.label);
+	env_write_metadata(fd);
 	dprintf(fd, "# threads=%u\n# rounds=%u\n# messages=%u\n# duration=%u\n"
 		"# size=%zu\n# host=%s\n# port=%u\n# timeout_ms=%u\n",
 		cfg.threads, cfg.rounds, cfg.messages, cfg.duration, cfg.size,
 		cfg.host, cfg.port, cfg.timeout_ms);
+	dprintf(fd, "# loop=%s\n# rate=%u\n", cfg.rate ? "open" : "closed",
+		cfg.rate);
+	dprintf(fd, "# sched=%s\n", cfg.sched_idle ? "idle" : "normal");
 	dprintf(fd, "# nofile_soft=%llu\n# nofile_hard=%llu\n",
 		(unsigned long long)rl->rlim_cur,
 		(unsigned long long)rl->rlim_max);
-	for (i = 0; i < sizeof(sysctls) / sizeof(sysctls[0]); i++) {
-		read_sysctl(sysctls[i].path, val, sizeof(val));
-		dprintf(fd, "# %s=%s\n", sysctls[i].key, val);
-	}
-	dprintf(fd, "# time_wait=%ld\n", time_wait_sockets());
-	for (i = 0; i < cfg.nmeta; i++)
+	for (unsigned int i = 0; i < cfg.nmeta; i++)
 		dprintf(fd, "# %s\n", cfg.meta[i]);
-	dprintf(fd, "# columns=thread\tround\tconnect_us\trtt_us\tstatus\n");
+	dprintf(fd, "# columns=%s\n", RAW_COLUMNS);
 }
 
 static unsigned char *make_body(size_t size)
@@ -1025,6 +1221,22 @@ static unsigned char *make_body(size_t size)
 		b[i] = (unsigned char)(x >> 32);
 	}
 	return b;
+}
+
+/*
+ * The kernel stamps received packets only while some socket asks for it,
+ * and turns that on from a work item, a moment after the first one asks:
+ * the first echoes of a run, or of a round after all its sockets closed,
+ * would go unstamped. One socket that asks for the whole run keeps it on.
+ */
+static int hold_stamping_on(void)
+{
+	int on = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &on, sizeof(on));
+	return fd;
 }
 
 /* ---- the run ---------------------------------------------------------- */
@@ -1124,19 +1336,80 @@ static double cpu_seconds(const struct rusage *ru)
 	       (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
 }
 
+/* The load threads' attributes: a small stack, and SCHED_IDLE unless
+ * --sched normal (set at creation, so a refusal fails loudly). */
+static void thread_attr(pthread_attr_t *attr)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	pthread_attr_init(attr);
+	pthread_attr_setstacksize(attr, 128 * 1024);
+	if (cfg.sched_idle) {
+		pthread_attr_setinheritsched(attr, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(attr, SCHED_IDLE);
+		pthread_attr_setschedparam(attr, &sp);
+	}
+}
+
+/* What the run's threads cost and waited, summed; see client_bound(). */
+struct client_load {
+	uint64_t unstamped, clock_steps;
+	bool stamps_refused, have_cpu;
+	double run_s, wait_s, thread_s;
+};
+
+static void sum_client_load(const struct worker *w, unsigned int n,
+			    struct client_load *l)
+{
+	unsigned int i;
+
+	memset(l, 0, sizeof(*l));
+	l->have_cpu = true;
+	for (i = 0; i < n; i++) {
+		l->unstamped += w[i].unstamped;
+		l->clock_steps += w[i].clock_steps;
+		l->stamps_refused |= w[i].stamps_refused;
+		l->have_cpu &= w[i].have_cpu;
+		if (!w[i].have_cpu)
+			continue;
+		l->run_s += (double)(w[i].cpu1.run_ns - w[i].cpu0.run_ns) / 1e9;
+		l->wait_s += (double)(w[i].cpu1.wait_ns - w[i].cpu0.wait_ns) / 1e9;
+		l->thread_s += (double)(w[i].end_ns - w[i].begin_ns) / 1e9;
+	}
+}
+
+/* Says why some ok samples have no arrival_us. */
+static void explain_unstamped(const struct client_load *l, size_t ok)
+{
+	if (!l->unstamped)
+		return;
+	if (l->stamps_refused)
+		fprintf(stderr, "%s: the kernel refused SO_TIMESTAMPING: no arrival_us; rtt_us includes the client's own delay\n",
+			prog);
+	else if (l->unstamped == ok)
+		fprintf(stderr, "%s: the kernel stamped none of the %zu echoes: arrival_us is '-' and only rtt_us (the client's view) is known.\n"
+			"  The sk_msg bypass does this: it hands the client's socket the bytes without an skb to stamp.\n",
+			prog, ok);
+	else
+		fprintf(stderr, "%s: %llu of %zu echoes had no receive timestamp (%llu of them because CLOCK_REALTIME was stepped): their arrival_us is '-'\n",
+			prog, (unsigned long long)l->unstamped, ok,
+			(unsigned long long)l->clock_steps);
+}
+
 int main(int argc, char **argv)
 {
-	uint64_t t_start, t_end, samples = 0, failed = 0;
+	uint64_t t_end, samples = 0, failed = 0;
 	unsigned int i, started = 0;
+	struct summary sum = { .rq_share = NAN };
+	struct client_load load;
 	struct rusage ru0, ru1;
 	pthread_attr_t attr;
 	struct worker *w;
 	char path[PATH_MAX];
 	struct rlimit rl;
-	struct stats st;
-	double *all, secs, cpu, rps;
-	size_t nall = 0;
-	int out_fd, err;
+	bool client_bound;
+	double cpu;
+	int out_fd, stamp_fd, err;
 	long tw;
 
 	prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
@@ -1154,19 +1427,19 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	tw = time_wait_sockets();
+	tw = env_time_wait_sockets();
 	if (tw > TW_WARN && !cfg.quiet)
 		fprintf(stderr,
 			"%s: warning: %ld sockets in TIME_WAIT. connect() scans past them for a free port, which slows the\n"
 			"client and inflates the tail (1000 x 10 on our 2-core machine: p99 56 ms -> 476 ms). Wait a minute\n"
 			"for them to expire for a clean run.\n",
 			prog, tw);
+	stamp_fd = hold_stamping_on();
 	out_fd = open_output(path, sizeof(path));
 	write_metadata(out_fd, &rl);
 	install_signals();
 
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 128 * 1024);
+	thread_attr(&attr);
 	for (i = 0; i < cfg.threads; i++) {
 		w[i].id = i;
 		w[i].out_fd = out_fd;
@@ -1183,8 +1456,10 @@ int main(int argc, char **argv)
 		err = pthread_create(&w[i].tid, &attr, worker_main, &w[i]);
 		if (err) {
 			fprintf(stderr,
-				"%s: cannot start thread %u of %u: %s (check ulimit -u and free memory)\n",
-				prog, i + 1, cfg.threads, strerror(err));
+				"%s: cannot start thread %u of %u: %s (%s)\n",
+				prog, i + 1, cfg.threads, strerror(err),
+				err == EPERM ? "SCHED_IDLE refused: try --sched normal" :
+				"check ulimit -u and free memory");
 			break;
 		}
 		started++;
@@ -1200,16 +1475,16 @@ int main(int argc, char **argv)
 	}
 
 	getrusage(RUSAGE_SELF, &ru0);
-	t_start = now_ns();
-	deadline_ns = t_start + (uint64_t)cfg.duration * 1000000000u;
+	start_ns = now_ns();
+	deadline_ns = start_ns + (uint64_t)cfg.duration * NSEC;
 	open_gate(1);	/* all threads start together */
-	wait_workers(w, cfg.threads, t_start);
+	wait_workers(w, cfg.threads, start_ns);
 	t_end = now_ns();
 	getrusage(RUSAGE_SELF, &ru1);
 	for (i = 0; i < cfg.threads; i++)
 		pthread_join(w[i].tid, NULL);
 
-	/* Gather every ok response time for the statistics. */
+	/* Gather every ok sample's times for the statistics. */
 	for (i = 0; i < cfg.threads; i++) {
 		samples += w[i].done;
 		failed += w[i].failed;
@@ -1217,42 +1492,75 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: writing '%s': %s\n", prog, path,
 				strerror(w[i].write_errno));
 	}
-	all = malloc((samples - failed + 1) * sizeof(*all));
-	if (!all) {
+	sum.rtt = malloc((samples - failed + 1) * sizeof(double));
+	sum.arrival = malloc((samples - failed + 1) * sizeof(double));
+	if (!sum.rtt || !sum.arrival) {
 		fprintf(stderr, "%s: out of memory for statistics\n", prog);
 		return 1;
 	}
 	for (i = 0; i < cfg.threads; i++) {
 		for (struct chunk *c = w[i].head, *next; c; c = next) {
-			memcpy(all + nall, c->v, c->n * sizeof(*all));
-			nall += c->n;
+			for (size_t k = 0; k < c->n; k++) {
+				sum.rtt[sum.n++] = c->v[k].rtt;
+				if (!isnan(c->v[k].arrival))
+					sum.arrival[sum.narrival++] =
+						c->v[k].arrival;
+			}
 			next = c->next;
 			free(c);
 		}
 		free(w[i].rbuf);
 		free(w[i].out);
 	}
-	stats_compute(all, nall, &st);
-	secs = (double)(t_end - t_start) / 1e9;
-	rps = secs > 0 ? (double)nall / secs : 0.0;
+	sum_client_load(w, cfg.threads, &load);
 	cpu = cpu_seconds(&ru1) - cpu_seconds(&ru0);
+	sum.label = cfg.label;
+	sum.threads = cfg.threads;
+	sum.rounds = cfg.rounds;
+	sum.samples = samples;
+	sum.failed = failed;
+	sum.elapsed_s = (double)(t_end - start_ns) / 1e9;
+	if (load.have_cpu && load.thread_s > 0)
+		sum.rq_share = load.wait_s / load.thread_s;
+	client_bound = sum.rq_share >= CLIENT_BOUND_SHARE;
 
-	dprintf(out_fd, "# elapsed_s=%.6f\n# client_cpu_s=%.3f\n%s",
-		secs, cpu, stop ? "# interrupted=1\n" : "");
-	print_summary(cfg.label, cfg.threads, cfg.rounds, samples, nall, failed,
-		      &st, rps);
+	dprintf(out_fd, "# elapsed_s=%.6f\n# client_cpu_s=%.3f\n",
+		sum.elapsed_s, cpu);
+	if (load.have_cpu)
+		dprintf(out_fd, "# client_run_s=%.3f\n# client_rq_wait_s=%.3f\n"
+			"# client_thread_s=%.3f\n# client_rq_share=%.3f\n",
+			load.run_s, load.wait_s, load.thread_s, sum.rq_share);
+	dprintf(out_fd, "# bottleneck=%s\n%s", !load.have_cpu ? "unknown" :
+		client_bound ? "client" : "server",
+		stop ? "# interrupted=1\n" : "");
+	if (load.unstamped)
+		dprintf(out_fd, "# unstamped=%llu\n",
+			(unsigned long long)load.unstamped);
+	print_summary(&sum);
 	fflush(stdout);
 	dprintf(out_fd, "# summary label=%s samples=%llu ok=%zu failed=%llu\n",
-		cfg.label, (unsigned long long)samples, nall,
+		cfg.label, (unsigned long long)samples, sum.n,
 		(unsigned long long)failed);
 	close(out_fd);
+	if (client_bound)
+		fprintf(stderr,
+			"%s: warning: the client was the bottleneck: its threads waited for a CPU %.0f%% of the time, so rtt_us\n"
+			"  mostly measures the client's scheduling. arrival_us (the kernel's stamp) still times the server;\n"
+			"  for rtt_us use fewer threads, or a client on other CPUs or another machine.\n",
+			prog, 100 * sum.rq_share);
 	if (!cfg.quiet) {
-		fprintf(stderr, "client cpu: %.2f s (%.2f us per sample)\n",
-			cpu, samples ? cpu * 1e6 / (double)samples : 0.0);
+		explain_unstamped(&load, sum.n);
+		fprintf(stderr, "client cpu: %.2f s (%.2f us per sample); threads at %s, waiting for a CPU %.0f%% of the time\n",
+			cpu, samples ? cpu * 1e6 / (double)samples : 0.0,
+			cfg.sched_idle ? "SCHED_IDLE" : "normal priority",
+			isnan(sum.rq_share) ? NAN : 100 * sum.rq_share);
 		fprintf(stderr, "raw samples: %s%s\n", path,
 			stop ? " (interrupted run: every finished sample is in it)" : "");
 	}
-	free(all);
+	if (stamp_fd >= 0)
+		close(stamp_fd);
+	free(sum.rtt);
+	free(sum.arrival);
 	free(w);
 	free(body);
 	return failed ? 1 : 0;

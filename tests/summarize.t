@@ -21,12 +21,12 @@ raw() {
 raw 1 60 >"$dir/a.tsv"
 raw 61 100 >"$dir/b.tsv"
 
-plan 13
+plan 22
 
 out=$("$BENCH" --summarize "$dir/a.tsv" "$dir/b.tsv")
 ok $? "summarize/exit 0"
-like "$out" '^summary label=demo threads=10 rounds=10 samples=102 ok=100 failed=2 p50_us=50\.0 p90_us=90\.0 p99_us=99\.0 p999_us=100\.0 max_us=100\.0 mean_us=50\.5 sd_us=29\.0 rps=50$' \
-	"summarize/pooled summary of two files"
+like "$out" '^summary label=demo threads=10 rounds=10 samples=102 ok=100 failed=2 p50_us=50\.0 p90_us=90\.0 p99_us=99\.0 p999_us=100\.0 max_us=100\.0 mean_us=50\.5 sd_us=29\.0 rps=50 arrival_n=0 arrival_p50_us=nan ' \
+	"summarize/pooled summary of two files (first-format files: no arrival)"
 is "$(field "$out" rps)" 50 "summarize/rps: 100 ok over 2 s"
 is "$(field "$out" failed)" 2 "summarize/failures counted, not in the percentiles"
 
@@ -51,5 +51,32 @@ printf '# label=empty\n# elapsed_s=1\n' >"$dir/e.tsv"
 out=$("$BENCH" --summarize "$dir/e.tsv")
 is "$(field "$out" p50_us)" nan "summarize/no samples: p50 is nan"
 is "$(field "$out" samples)" 0 "summarize/no samples: samples=0"
+
+# The present format: columns by name, arrival_us beside rtt_us, '-' where
+# the kernel gave no stamp, the client's CPU wait after the rows.
+{
+	printf '# label=now\n# threads=2\n# rounds=5\n'
+	printf '# columns=thread\tround\tconnect_us\trtt_us\tarrival_us\tlag_us\tstatus\n'
+	for ((i = 1; i <= 10; i++)); do
+		printf '%d\t%d\t-\t%d.0\t%d.0\t-\tok\n' $((i % 2)) $((i / 2)) $((i * 10)) "$i"
+	done
+	printf '0\t9\t-\t500.0\t-\t-\tok\n'
+	printf '1\t9\t-\t-\t-\t-\ttimeout\n'
+	printf '# elapsed_s=1.0\n# client_rq_wait_s=0.5\n# client_thread_s=2.0\n'
+} >"$dir/f.tsv"
+out=$("$BENCH" --summarize "$dir/f.tsv")
+is "$(field "$out" ok)" 11 "summarize/columns by name: 11 ok samples"
+is "$(field "$out" p50_us)" 60.0 "summarize/columns by name: rtt p50 from rtt_us"
+is "$(field "$out" arrival_n)" 10 "summarize/arrival: '-' is no stamp, not a zero"
+is "$(field "$out" arrival_p50_us)" 5.0 "summarize/arrival: p50 from arrival_us"
+is "$(field "$out" arrival_max_us)" 10.0 "summarize/arrival: max from arrival_us"
+is "$(field "$out" client_rq_share)" 0.25 "summarize/client_rq_share: waited / thread time"
+out=$("$BENCH" --samples arrival "$dir/f.tsv" | wc -l)
+is "$out" 10 "samples/arrival: the 10 stamped ok samples"
+out=$("$BENCH" --samples rtt "$dir/f.tsv" | tail -n1)
+is "$out" $'0\t500.0' "samples/rtt: thread and rtt_us"
+printf '# columns=thread\tround\n1\t2\n' >"$dir/g.tsv"
+out=$("$BENCH" --summarize "$dir/g.tsv" 2>&1)
+like "$out" "lacks thread, rtt_us or status" "summarize/columns line without rtt_us: says why"
 
 done_testing
