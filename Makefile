@@ -4,7 +4,8 @@
 #   make all        build every part
 #   sudo make deps  install every package the suite needs (apt-get)
 #   sudo make check build, then run the test suite (TAP, via prove)
-#   make plots      redraw the newest results dir (or RESULTS=dir) from its raw files
+#   make plots      redraw the newest results (RESULTS=dir; METRIC=rtt for the
+#                   client-side times) from their raw files
 #   make clean      remove what the build made
 #
 # Parts, each also buildable on its own with make -C DIR:
@@ -59,8 +60,10 @@ vm-check: all tests
 	prove -v tests/vm-*.t
 
 # RESULTS=DIR (a path, or a name under results/); default: the newest.
+# METRIC=arrival|rtt|auto: which response time; auto prefers arrival.
+METRIC ?= auto
 plots: bench
-	./results/plot.sh $(RESULTS)
+	METRIC=$(METRIC) ./results/plot.sh $(RESULTS)
 
 clean:
 	$(MAKE) -C bench clean

@@ -629,9 +629,15 @@ run_bench() {
 			${dir:+--out "$dir"} "$@"
 	fi
 	start_server "$server" "$port"
-	dir=${dir:-$ROOT/results/runs/$(date +%Y%m%d-%H%M%S)-$server}
+	# Beside hand-run benches (bench's own default), where make plots
+	# draws the day's newest run of each server.
+	if [[ -n $dir ]]; then
+		out=$dir/$server-1.tsv
+	else
+		dir=${ECHOLAB_RUNS_DIR:-$ROOT/results/runs}/$(date +%Y%m%d)
+		out=$dir/$server-$(date +%H%M%S).tsv
+	fi
 	mkdir -p "$dir"
-	out=$dir/$server-1.tsv
 	say "bench against $server: ${*:--t 1000 -r 10}"
 	# Defaults first: flags given later on the command line win.
 	"$BENCH" -t 1000 -r 10 -p "$port" -l "$server" -o "$out" \
@@ -710,7 +716,7 @@ main() {
 		build_for_guest
 		;;
 	entries) # for scripts: what compare measures, "label server [start options]"
-		printf '%s\n' "user user" "user-bypass user --bypass" "ebpf ebpf" \
+		printf '%s\n' "user user" "user-w2 user -- -w 2" "user-bypass user --bypass" "ebpf ebpf" \
 			"kecho-unbound kecho -- mode=unbound" "kecho-bound kecho -- mode=bound" \
 			"kecho-kthread kecho -- mode=kthread"
 		;;

@@ -66,10 +66,18 @@
 #define FD_RESERVE	32		/* descriptors besides the sockets */
 #define TW_WARN		1000		/* TIME_WAIT sockets that skew a run */
 /*
- * The client dominated a run when its threads spent this share of their
- * time runnable but waiting for a CPU: most of each response time was then
- * the client's scheduling, not the server's work.
+ * The client dominated a run when most echoes, once in its kernel, waited
+ * over CLIENT_DELAY_US for their thread to read them (a wakeup and a
+ * recvmsg cost microseconds; a millisecond is queueing for a CPU), and that
+ * wait made up at least CLIENT_DELAY_SHARE of the response times it
+ * reported. Measured: 2000 threads x 20 messages against ebpf, p50 delay
+ * 11-20 ms and 31-68% of rtt_us; a 1-thread ping-pong, 6 us and 51%; 1000
+ * threads against user at SCHED_IDLE, 7 ms and 8% (the server's queue).
+ * Without stamps: when the threads waited CLIENT_BOUND_SHARE of their time
+ * for a CPU.
  */
+#define CLIENT_DELAY_US    1000.0
+#define CLIENT_DELAY_SHARE 0.25
 #define CLIENT_BOUND_SHARE 0.5
 #define NO_TIME		RAW_NO_TIME
 #define NSEC		1000000000ull
@@ -151,6 +159,7 @@ struct worker {
 	uint64_t unstamped;		/* ok samples without a stamp */
 	uint64_t clock_steps;		/* stamps dropped: the clock stepped */
 	bool stamps_refused;		/* SO_TIMESTAMPING failed */
+	int sched_err;			/* SCHED_IDLE refused: its errno */
 	struct env_cpu cpu0, cpu1;	/* scheduler statistics, start and end */
 	bool have_cpu;
 	uint64_t begin_ns, end_ns;	/* when this thread ran the load */
@@ -180,6 +189,7 @@ static uint64_t start_ns;		/* the gate opened, CLOCK_MONOTONIC */
 static uint64_t deadline_ns;		/* --duration mode */
 
 static volatile sig_atomic_t stop;
+static unsigned int threads_ready;	/* their scheduling is set */
 static unsigned int threads_finished;
 
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -572,14 +582,15 @@ static uint64_t realtime_ns(void)
 /*
  * Sends one message and reads its whole echo. Times count from intended_ns
  * (rate mode), else from the send. The kernel's stamps are CLOCK_REALTIME,
- * so arrival is measured against a CLOCK_REALTIME reading at the send.
+ * so arrival is measured against CLOCK_REALTIME readings at the send and
+ * when recv() returned.
  */
 static enum status echo_once(struct worker *w, int fd, unsigned int round,
 			     unsigned int message, uint64_t intended_ns,
 			     struct times_ns *t)
 {
 	enum status st = ST_OK;
-	uint64_t t0, from, real0;
+	uint64_t t0, from, real0, real1;
 	size_t got = 0;
 	ssize_t n;
 
@@ -587,8 +598,8 @@ static enum status echo_once(struct worker *w, int fd, unsigned int round,
 	w->hdr.message = message;
 	w->stamp_ns = 0;
 
-	real0 = realtime_ns();
 	t0 = now_ns();
+	real0 = realtime_ns();
 	from = intended_ns && intended_ns < t0 ? intended_ns : t0;
 	n = send_from(w, fd, 0, MSG_DONTWAIT);
 	if (n < 0 && errno != EAGAIN) {
@@ -625,17 +636,21 @@ static enum status echo_once(struct worker *w, int fd, unsigned int round,
 	}
 out:
 	w->last_ns = now_ns();
+	real1 = realtime_ns();
 	t->rtt = w->last_ns - from;
 	t->lag = intended_ns ? t0 - from : NO_TIME;
 	t->arrival = NO_TIME;
 	if (st == ST_OK && w->stamp_ns) {
-		/* A stamp outside [send, recv return] means CLOCK_REALTIME
-		 * was stepped meanwhile: no honest arrival time then. */
-		if (w->stamp_ns >= real0 &&
-		    w->stamp_ns - real0 <= w->last_ns - t0)
+		/* A stamp outside [send, recv return] on its own clock means
+		 * CLOCK_REALTIME was stepped meanwhile: no honest arrival. */
+		if (w->stamp_ns >= real0 && w->stamp_ns <= real1) {
 			t->arrival = w->stamp_ns - real0 + (t0 - from);
-		else
+			/* The two clocks are read nanoseconds apart. */
+			if (t->arrival > t->rtt)
+				t->arrival = t->rtt;
+		} else {
 			w->clock_steps++;
+		}
 	}
 	return st;
 }
@@ -751,7 +766,13 @@ static void run_duration(struct worker *w)
 
 static void *worker_main(void *arg)
 {
+	struct sched_param idle = { .sched_priority = 0 };
 	struct worker *w = arg;
+
+	/* pid 0: this thread. The server gets the CPUs, we what is left. */
+	if (cfg.sched_idle && sched_setscheduler(0, SCHED_IDLE, &idle))
+		w->sched_err = errno;
+	__atomic_add_fetch(&threads_ready, 1, __ATOMIC_RELEASE);
 
 	pthread_mutex_lock(&gate_lock);
 	while (!gate)
@@ -785,8 +806,32 @@ struct summary {
 	double *arrival;		/* the arrival_us of those that have one */
 	size_t narrival;
 	double elapsed_s;
+	double *delay;			/* rtt_us - arrival_us, where stamped */
+	double delay_share;		/* sum(delay) / sum(rtt); NAN: not known */
 	double rq_share;		/* NAN: not known */
 };
+
+/*
+ * Was the client the bottleneck (see CLIENT_DELAY_US)? Fills *delay with
+ * the statistics of its own delay (rtt_us - arrival_us); sorts s->delay.
+ */
+static bool client_bound(struct summary *s, struct stats *delay)
+{
+	double rtt_sum = 0, delay_sum = 0;
+	size_t i;
+
+	stats_compute(s->delay, s->narrival, delay);
+	if (s->narrival && s->narrival == s->n) {
+		for (i = 0; i < s->n; i++) {
+			rtt_sum += s->rtt[i];
+			delay_sum += s->delay[i];
+		}
+		s->delay_share = delay_sum / rtt_sum;
+		return delay->p50 >= CLIENT_DELAY_US &&
+		       s->delay_share >= CLIENT_DELAY_SHARE;
+	}
+	return !isnan(s->rq_share) && s->rq_share >= CLIENT_BOUND_SHARE;
+}
 
 /* The one line scripts parse: keep its keys and their order; new keys go
  * at the end. Sorts the sample arrays. */
@@ -1336,19 +1381,18 @@ static double cpu_seconds(const struct rusage *ru)
 	       (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
 }
 
-/* The load threads' attributes: a small stack, and SCHED_IDLE unless
- * --sched normal (set at creation, so a refusal fails loudly). */
-static void thread_attr(pthread_attr_t *attr)
+/* Waits until every started thread has set its scheduling; 0, or the
+ * errno of a thread the kernel refused SCHED_IDLE. */
+static int wait_threads_ready(const struct worker *w, unsigned int n)
 {
-	struct sched_param sp = { .sched_priority = 0 };
+	unsigned int i;
 
-	pthread_attr_init(attr);
-	pthread_attr_setstacksize(attr, 128 * 1024);
-	if (cfg.sched_idle) {
-		pthread_attr_setinheritsched(attr, PTHREAD_EXPLICIT_SCHED);
-		pthread_attr_setschedpolicy(attr, SCHED_IDLE);
-		pthread_attr_setschedparam(attr, &sp);
-	}
+	while (__atomic_load_n(&threads_ready, __ATOMIC_ACQUIRE) < n)
+		usleep(1000);
+	for (i = 0; i < n; i++)
+		if (w[i].sched_err)
+			return w[i].sched_err;
+	return 0;
 }
 
 /* What the run's threads cost and waited, summed; see client_bound(). */
@@ -1400,14 +1444,15 @@ int main(int argc, char **argv)
 {
 	uint64_t t_end, samples = 0, failed = 0;
 	unsigned int i, started = 0;
-	struct summary sum = { .rq_share = NAN };
+	struct summary sum = { .rq_share = NAN, .delay_share = NAN };
 	struct client_load load;
 	struct rusage ru0, ru1;
 	pthread_attr_t attr;
 	struct worker *w;
 	char path[PATH_MAX];
 	struct rlimit rl;
-	bool client_bound;
+	struct stats delay;
+	bool bound;
 	double cpu;
 	int out_fd, stamp_fd, err;
 	long tw;
@@ -1439,7 +1484,8 @@ int main(int argc, char **argv)
 	write_metadata(out_fd, &rl);
 	install_signals();
 
-	thread_attr(&attr);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 128 * 1024);
 	for (i = 0; i < cfg.threads; i++) {
 		w[i].id = i;
 		w[i].out_fd = out_fd;
@@ -1456,16 +1502,18 @@ int main(int argc, char **argv)
 		err = pthread_create(&w[i].tid, &attr, worker_main, &w[i]);
 		if (err) {
 			fprintf(stderr,
-				"%s: cannot start thread %u of %u: %s (%s)\n",
-				prog, i + 1, cfg.threads, strerror(err),
-				err == EPERM ? "SCHED_IDLE refused: try --sched normal" :
-				"check ulimit -u and free memory");
+				"%s: cannot start thread %u of %u: %s (check ulimit -u and free memory)\n",
+				prog, i + 1, cfg.threads, strerror(err));
 			break;
 		}
 		started++;
 	}
 	pthread_attr_destroy(&attr);
-	if (started < cfg.threads) {
+	err = wait_threads_ready(w, started);
+	if (err)
+		fprintf(stderr, "%s: the kernel refused SCHED_IDLE for the load threads: %s; run with --sched normal\n",
+			prog, strerror(err));
+	if (started < cfg.threads || err) {
 		open_gate(-1);
 		for (i = 0; i < started; i++)
 			pthread_join(w[i].tid, NULL);
@@ -1494,7 +1542,8 @@ int main(int argc, char **argv)
 	}
 	sum.rtt = malloc((samples - failed + 1) * sizeof(double));
 	sum.arrival = malloc((samples - failed + 1) * sizeof(double));
-	if (!sum.rtt || !sum.arrival) {
+	sum.delay = malloc((samples - failed + 1) * sizeof(double));
+	if (!sum.rtt || !sum.arrival || !sum.delay) {
 		fprintf(stderr, "%s: out of memory for statistics\n", prog);
 		return 1;
 	}
@@ -1502,9 +1551,11 @@ int main(int argc, char **argv)
 		for (struct chunk *c = w[i].head, *next; c; c = next) {
 			for (size_t k = 0; k < c->n; k++) {
 				sum.rtt[sum.n++] = c->v[k].rtt;
-				if (!isnan(c->v[k].arrival))
-					sum.arrival[sum.narrival++] =
-						c->v[k].arrival;
+				if (isnan(c->v[k].arrival))
+					continue;
+				sum.delay[sum.narrival] =
+					c->v[k].rtt - c->v[k].arrival;
+				sum.arrival[sum.narrival++] = c->v[k].arrival;
 			}
 			next = c->next;
 			free(c);
@@ -1522,7 +1573,7 @@ int main(int argc, char **argv)
 	sum.elapsed_s = (double)(t_end - start_ns) / 1e9;
 	if (load.have_cpu && load.thread_s > 0)
 		sum.rq_share = load.wait_s / load.thread_s;
-	client_bound = sum.rq_share >= CLIENT_BOUND_SHARE;
+	bound = client_bound(&sum, &delay);
 
 	dprintf(out_fd, "# elapsed_s=%.6f\n# client_cpu_s=%.3f\n",
 		sum.elapsed_s, cpu);
@@ -1530,8 +1581,12 @@ int main(int argc, char **argv)
 		dprintf(out_fd, "# client_run_s=%.3f\n# client_rq_wait_s=%.3f\n"
 			"# client_thread_s=%.3f\n# client_rq_share=%.3f\n",
 			load.run_s, load.wait_s, load.thread_s, sum.rq_share);
-	dprintf(out_fd, "# bottleneck=%s\n%s", !load.have_cpu ? "unknown" :
-		client_bound ? "client" : "server",
+	if (!isnan(sum.delay_share))
+		dprintf(out_fd, "# client_delay_p50_us=%.1f\n# client_delay_share=%.3f\n",
+			delay.p50, sum.delay_share);
+	dprintf(out_fd, "# bottleneck=%s\n%s",
+		bound ? "client" :
+		isnan(sum.delay_share) && isnan(sum.rq_share) ? "unknown" : "server",
 		stop ? "# interrupted=1\n" : "");
 	if (load.unstamped)
 		dprintf(out_fd, "# unstamped=%llu\n",
@@ -1542,11 +1597,19 @@ int main(int argc, char **argv)
 		cfg.label, (unsigned long long)samples, sum.n,
 		(unsigned long long)failed);
 	close(out_fd);
-	if (client_bound)
+	if (bound && !isnan(sum.delay_share))
 		fprintf(stderr,
-			"%s: warning: the client was the bottleneck: its threads waited for a CPU %.0f%% of the time, so rtt_us\n"
-			"  mostly measures the client's scheduling. arrival_us (the kernel's stamp) still times the server;\n"
-			"  for rtt_us use fewer threads, or a client on other CPUs or another machine.\n",
+			"%s: warning: the client was the bottleneck: half the echoes waited over %.1f ms in its kernel\n"
+			"  for their thread to read them, %.0f%% of the response time it saw (its threads waited for a CPU\n"
+			"  %.0f%% of the time). rtt_us measures the client's scheduling; arrival_us (the kernel's stamp)\n"
+			"  still times the server. For rtt_us use fewer threads, or a client on other CPUs or machines.\n",
+			prog, delay.p50 / 1e3, 100 * sum.delay_share,
+			100 * sum.rq_share);
+	else if (bound)
+		fprintf(stderr,
+			"%s: warning: the client was the bottleneck: its threads waited for a CPU %.0f%% of the time,\n"
+			"  so rtt_us mostly measures the client's scheduling (no kernel stamps to tell the server's part).\n"
+			"  Use fewer threads, or a client on other CPUs or another machine.\n",
 			prog, 100 * sum.rq_share);
 	if (!cfg.quiet) {
 		explain_unstamped(&load, sum.n);
@@ -1561,6 +1624,7 @@ int main(int argc, char **argv)
 		close(stamp_fd);
 	free(sum.rtt);
 	free(sum.arrival);
+	free(sum.delay);
 	free(w);
 	free(body);
 	return failed ? 1 : 0;

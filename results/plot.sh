@@ -4,7 +4,14 @@
 #
 # DIR holds bench raw files (*.tsv, '# label=' names the server; several
 # files of one server are its repetitions, pooled). Default: the newest
-# results directory. Writes into DIR:
+# results directory, or the newest day of hand-run benches under
+# results/runs/ (ECHOLAB_RUNS_DIR), where only each server's newest run is
+# drawn: what was just measured.
+#
+# METRIC picks the response time drawn: arrival (send -> the echo reached
+# the client's kernel: the server's time), rtt (send -> recv() returned:
+# what the client saw) or auto (default: arrival when every ok sample has
+# one, else rtt). Writes into DIR:
 #   boxplot.png        response time per server (the study's main figure)
 #   cdf.png            response-time CDF, log axis
 #   scatter-NAME.png   thread id against response time, one per server
@@ -14,7 +21,9 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH=$ROOT/bench/bench
-ORDER=(user user-bypass ebpf kecho kecho-unbound kecho-bound kecho-kthread)
+RUNS=${ECHOLAB_RUNS_DIR:-$ROOT/results/runs}
+METRIC=${METRIC:-auto}
+ORDER=(user user-w2 user-bypass ebpf kecho kecho-unbound kecho-bound kecho-kthread)
 
 die() {
 	echo "plot.sh: $*" >&2
@@ -27,6 +36,7 @@ meta() { sed -n "/^#/!q; s/^# $2=//p" "$1" | head -n1; }
 colour() {
 	case $1 in
 	user) echo "#1f77b4" ;;
+	user-w2) echo "#aec7e8" ;;
 	user-bypass) echo "#17becf" ;;
 	ebpf) echo "#2ca02c" ;;
 	kecho | kecho-unbound) echo "#d62728" ;;
@@ -38,7 +48,7 @@ colour() {
 
 newest_dir() {
 	local d newest=
-	for d in "$ROOT"/results/*/ "$ROOT"/results/runs/*/; do
+	for d in "$ROOT"/results/*/ "$RUNS"/*/; do
 		[[ -d $d && $d != "$ROOT/results/runs/" ]] || continue
 		compgen -G "$d*.tsv" >/dev/null || continue
 		[[ -z $newest || $d -nt $newest ]] && newest=$d
@@ -58,18 +68,41 @@ servers_in() {
 	for s in "${!have[@]}"; do echo "$s"; done | sort
 }
 
+# A day of hand-run benches (results/runs/DATE/) draws each server's
+# newest run; any other directory pools all of a server's files.
+hand_runs() { [[ $(cd "$1/.." && pwd) == "$(cd "$RUNS" 2>/dev/null && pwd)" ]]; }
+
 files_of() {
-	local dir=$1 server=$2 f
+	local dir=$1 server=$2 f newest=
 	for f in "$dir"/*.tsv; do
-		[[ $(meta "$f" label) == "$server" ]] && echo "$f"
+		[[ $(meta "$f" label) == "$server" ]] || continue
+		if hand_runs "$dir"; then
+			[[ -n $newest && ! $f -nt $newest ]] || newest=$f
+		else
+			echo "$f"
+		fi
 	done
-	return 0
+	[[ -z $newest ]] || echo "$newest"
 }
 
-# thread<TAB>rtt_us of the ok samples of some raw files.
-ok_samples() {
-	awk -F'\t' '!/^#/ && $5 == "ok" { print $1 "\t" $4 }' "$@"
+# arrival when every ok sample of these servers' files has an arrival_us.
+pick_metric() {
+	local dir=$1 s line
+	local files=()
+	[[ $METRIC == auto ]] || { echo "$METRIC"; return; }
+	for s in "${servers[@]}"; do
+		mapfile -t files < <(files_of "$dir" "$s")
+		line=$("$BENCH" --summarize "${files[@]}")
+		if [[ $(field "$line" ok) == 0 ||
+			$(field "$line" arrival_n) != "$(field "$line" ok)" ]]; then
+			echo rtt
+			return
+		fi
+	done
+	echo arrival
 }
+
+field() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"; }
 
 plot_common() {
 	cat <<-GP
@@ -81,6 +114,8 @@ plot_common() {
 
 main() {
 	local dir=${1:-} first where kernel title s i n files logy
+	[[ $METRIC =~ ^(auto|arrival|rtt)$ ]] ||
+		die "METRIC='$METRIC': use arrival (the server's time), rtt (the client's) or auto"
 	command -v gnuplot >/dev/null ||
 		die "gnuplot not found: install gnuplot-nox (sudo make deps)"
 	[[ -x $BENCH ]] || die "bench/bench is not built: run 'make bench'"
@@ -111,16 +146,31 @@ main() {
 		[[ $key == threads ]] && threads="$values threads (swept)"
 		[[ $key == size ]] && size="$values B (swept)"
 	fi
-	title="$where, kernel $kernel, $threads x $(meta "$first" rounds) rounds x $(meta "$first" messages) msgs of $size, closed-loop client"
+	local client="closed-loop client"
+	[[ $(meta "$first" loop) != open ]] || client="open-loop client, $(meta "$first" rate) req/s"
+	case $(meta "$first" sched) in
+	idle) client="$client at SCHED_IDLE" ;;
+	normal) client="$client at normal priority" ;;
+	esac
+	title="$where, kernel $kernel, $threads x $(meta "$first" rounds) rounds x $(meta "$first" messages) msgs of $size, $client"
 	[[ $(meta "$first" duration) == 0 ]] ||
-		title="$where, kernel $kernel, $threads for $(meta "$first" duration) s, $size, closed-loop client"
+		title="$where, kernel $kernel, $threads for $(meta "$first" duration) s, $size, $client"
 
 	tmp=$(mktemp -d)	# global: the EXIT trap removes it
 	trap 'rm -rf "$tmp"' EXIT
 	mapfile -t servers < <(servers_in "$dir")
+	metric=$(pick_metric "$dir")	# global: plot_sweep reads it
+	if [[ $metric == arrival ]]; then
+		what="server side: send -> echo in the client's kernel (arrival_us)"
+	else
+		what="client side: send -> recv() returned (rtt_us)"
+	fi
+	title="$title\n$what"
 	for s in "${servers[@]}"; do
 		mapfile -t files < <(files_of "$dir" "$s")
-		ok_samples "${files[@]}" >"$tmp/$s.dat"
+		"$BENCH" --samples "$metric" "${files[@]}" >"$tmp/$s.dat"
+		[[ -s $tmp/$s.dat ]] || die "no ok samples of $s in $dir to draw"
+		echo "$s: $(wc -l <"$tmp/$s.dat") samples from ${files[*]##*/}"
 	done
 
 	# A log axis when the samples span more than two decades.
@@ -185,7 +235,7 @@ main() {
 
 	plot_sweep "$dir" "$tmp"
 	n=$((${#servers[@]} + 2))
-	echo "plots: $n PNG files in $dir"
+	echo "plots: $n PNG files in $dir ($metric: $what)"
 }
 
 # --sweep runs: p50/p99 and req/s against the swept value, per server.
@@ -202,8 +252,9 @@ plot_sweep() {
 			done
 			((${#files[@]})) || continue
 			line=$("$BENCH" --summarize "${files[@]}")
-			awk -v v="$v" '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); m[kv[1]] = kv[2] }
-				print v "\t" m["p50_us"] "\t" m["p99_us"] "\t" m["rps"] }' <<<"$line" >>"$tmp/$s.sweep"
+			awk -v v="$v" -v p="$([[ $metric == arrival ]] && echo arrival_)" '
+				{ for (i = 2; i <= NF; i++) { split($i, kv, "="); m[kv[1]] = kv[2] }
+				print v "\t" m[p "p50_us"] "\t" m[p "p99_us"] "\t" m["rps"] }' <<<"$line" >>"$tmp/$s.sweep"
 		done < <(for f in "$dir"/*.tsv; do meta "$f" sweep_value; done | sort -un)
 	done
 	{

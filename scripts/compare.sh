@@ -255,7 +255,7 @@ write_meta() {
 		echo "bench_args=${BENCH_ARGS[*]}"
 		echo "repeat=$REPEAT"
 		[[ -z $SWEEP_KEY ]] || echo "sweep=$SWEEP_KEY=$(IFS=,; echo "${SWEEP_VALUES[*]}")"
-		echo "client=closed-loop"
+		echo "client=$(client_mode)"
 		((BYPASS)) && echo "bypass=user-bypass: ebpf-echo/sockredir (sk_msg), server and bench in its cgroup"
 		echo "nofile=$(ulimit -Sn)/$(ulimit -Hn)"
 		echo "somaxconn=$(in_server sysctl -n net.core.somaxconn) (run.sh raises it to >= 4096 while a server runs)"
@@ -266,34 +266,71 @@ write_meta() {
 	} >"$f"
 }
 
-# summary.md: pooled repetitions per server, ratios to user.
+# How bench's load threads ran, from its flags (bench's defaults: closed
+# loop, SCHED_IDLE).
+client_mode() {
+	local loop=closed-loop sched="SCHED_IDLE (the server gets the CPUs)" i
+	for ((i = 0; i < ${#BENCH_ARGS[@]}; i++)); do
+		case ${BENCH_ARGS[i]} in
+		-R | --rate) loop="open-loop at ${BENCH_ARGS[i + 1]:-?} req/s" ;;
+		--sched) [[ ${BENCH_ARGS[i + 1]:-} != normal ]] || sched="normal priority" ;;
+		esac
+	done
+	echo "$loop, load threads at $sched"
+}
+
+# summary.md: pooled repetitions per server, ratios to user; the server's
+# time (arrival_us) when every sample has one, and the client's (rtt_us).
 write_summary() {
-	local f=$OUT/summary.md s line files v vals base
+	local f=$OUT/summary.md s line v prefix title
+	declare -A lines=()
+	local unstamped=()
+	for v in "${SWEEP_VALUES[@]:-}"; do
+		for s in "${MEASURED[@]}"; do
+			line=$(pooled_summary "$s" "$v")
+			[[ -n $line ]] || continue
+			lines[$s.$v]=$line
+			[[ $(field "$line" arrival_n) == "$(field "$line" ok)" ]] ||
+				unstamped+=("$s${SWEEP_KEY:+ at $SWEEP_KEY=$v}: $(field "$line" arrival_n) of $(field "$line" ok)")
+		done
+	done
 	{
 		echo "# $(sed -n 's/^place=//p' "$OUT/meta.txt") comparison, $(date -u +%Y-%m-%d)"
 		echo
 		echo "Kernel $(uname -r), $(nproc) cores. bench ${BENCH_ARGS[*]}; $REPEAT run(s) per server,"
-		echo "pooled; closed-loop client; times in microseconds. Ratios are to \`user\`"
-		echo "measured in the same run (below 1 is faster for latency, above 1 is"
-		echo "more requests/s)."
+		echo "pooled; $(client_mode); times in microseconds. Ratios are to"
+		echo "\`user\` measured in the same run (below 1 is faster for latency, above 1"
+		echo "is more requests/s). Server side: from the send until the echo reached"
+		echo "the client's kernel (its receive timestamp, arrival_us). Client side:"
+		echo "until recv() returned it (rtt_us), the client's own delay included;"
+		echo "\"client waited\" is the share of the load threads' time spent waiting"
+		echo "for a CPU."
 		echo
 		for v in "${SWEEP_VALUES[@]:-}"; do
 			[[ -z $SWEEP_KEY ]] || { echo "## $SWEEP_KEY = $v"; echo; }
-			echo "| server | samples | failed | p50 | p90 | p99 | p99.9 | max | mean | req/s | p50/user | p99/user | req/s/user |"
-			echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-			base=
-			for s in "${MEASURED[@]}"; do
-				files=()
-				for line in "$OUT/$s${SWEEP_KEY:+-$SWEEP_KEY$v}"-[0-9]*.tsv; do
-					[[ -e $line ]] && files+=("$line")
+			for prefix in arrival_ ''; do
+				if [[ -n $prefix ]]; then
+					title="Server side (arrival_us)"
+					if ((${#unstamped[@]})); then
+						echo "Server side: not every echo was stamped by the kernel (the sk_msg"
+						echo "bypass hands the client no skb; bench's stderr says why), so only the"
+						printf 'client side is compared. Stamped: %s.\n' "$(join '; ' "${unstamped[@]}")"
+						echo
+						continue
+					fi
+				else
+					title="Client side (rtt_us)"
+				fi
+				echo "$title:"
+				echo
+				echo "| server | samples | failed | p50 | p90 | p99 | p99.9 | max | req/s | p50/user | p99/user | req/s/user | client waited |"
+				echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+				for s in "${MEASURED[@]}"; do
+					[[ -n ${lines[$s.$v]:-} ]] || continue
+					echo "| $s | $(summary_row "$prefix" "${lines[$s.$v]}" "${lines[user.$v]:-}") |"
 				done
-				((${#files[@]})) || continue
-				line=$("$BENCH" --summarize "${files[@]}")
-				[[ $s == user ]] && base=$line
-				vals=$(summary_row "$line" "${base:-}")
-				echo "| $s | $vals |"
+				echo
 			done
-			echo
 		done
 		if ((${#SKIPPED[@]})); then
 			echo "Not measured here:"
@@ -305,23 +342,44 @@ write_summary() {
 	} >"$f"
 }
 
-# One table row from a summary line and the user baseline's line.
+# pooled_summary LABEL SWEEP-VALUE: bench's summary line over its runs.
+pooled_summary() {
+	local files=() f
+	for f in "$OUT/$1${SWEEP_KEY:+-$SWEEP_KEY$2}"-[0-9]*.tsv; do
+		[[ -e $f ]] && files+=("$f")
+	done
+	((${#files[@]} == 0)) || "$BENCH" --summarize "${files[@]}"
+}
+
+field() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"; }
+
+# join SEP WORD...: the words with SEP between them.
+join() {
+	local sep=$1 out=$2 w
+	shift 2
+	for w in "$@"; do out+=$sep$w; done
+	echo "$out"
+}
+
+# summary_row PREFIX LINE BASE: one table row from a summary line and the
+# user baseline's; PREFIX arrival_ picks the server-side percentiles.
 summary_row() {
-	awk -v base="$2" '
+	awk -v p="$1" -v base="$3" '
 	function parse(s, m,   i, kv, n, f) {
 		n = split(s, f, " ")
 		for (i = 2; i <= n; i++) { split(f[i], kv, "="); m[kv[1]] = kv[2] }
 	}
 	function ratio(a, b) { return (b + 0 > 0 && a != "nan") ? sprintf("%.2f", a / b) : "-" }
+	function share(x) { return (x == "" || x == "nan") ? "-" : sprintf("%.0f%%", 100 * x) }
 	{
 		parse($0, m)
 		if (base != "") parse(base, u)
 		printf "%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s",
-			m["samples"], m["failed"], m["p50_us"], m["p90_us"], m["p99_us"],
-			m["p999_us"], m["max_us"], m["mean_us"], m["rps"],
-			ratio(m["p50_us"], u["p50_us"]), ratio(m["p99_us"], u["p99_us"]),
-			ratio(m["rps"], u["rps"])
-	}' <<<"$1"
+			m["samples"], m["failed"], m[p "p50_us"], m[p "p90_us"], m[p "p99_us"],
+			m[p "p999_us"], m[p "max_us"], m["rps"],
+			ratio(m[p "p50_us"], u[p "p50_us"]), ratio(m[p "p99_us"], u[p "p99_us"]),
+			ratio(m["rps"], u["rps"]), share(m["client_rq_share"])
+	}' <<<"$2"
 }
 
 # Stops what we started: the server, the namespaces. Safe to call twice.
@@ -379,7 +437,7 @@ main() {
 	while read -r label server args; do
 		# --bypass: user without and with it; otherwise all but it.
 		if ((BYPASS)); then
-			[[ $server == user ]] || continue
+			[[ $label == user || " $args " == *" --bypass "* ]] || continue
 		else
 			[[ " $args " != *" --bypass "* ]] || continue
 		fi

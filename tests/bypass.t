@@ -252,9 +252,9 @@ nothing_left "bypass/kill-9"
 sbs=$(mktemp -d)
 out=$(ECHOLAB_TW_MAX=1000000 bounded 120 "$RUN" bench user --bypass -t 10 -r 1 -m 20 --out "$sbs" 2>&1)
 ok $? "bypass/bench: run.sh bench user --bypass exits 0"
-rows=$(grep -oE '^\| [a-z-]+ \| 200 \| 0 \|' "$sbs/summary.md" | cut -d' ' -f2 | tr '\n' ' ')
-is "$rows" "user user-bypass " "bypass/bench: user and user-bypass side by side, 200 samples each, 0 failed"
-[[ $rows == "user user-bypass " ]] || diag "$out"
+rows=$(summary_rows "$sbs/summary.md" | tr '\n' ,)
+is "$rows" "user 200 0,user-bypass 200 0," "bypass/bench: user and user-bypass side by side, 200 samples each, 0 failed"
+[[ $rows == "user 200 0,user-bypass 200 0," ]] || diag "$out"
 rm -rf "$sbs"
 "$RUN" bench ebpf --bypass >/dev/null 2>&1
 is $? 2 "bypass/bench: --bypass with ebpf is a usage error"

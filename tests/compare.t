@@ -31,7 +31,7 @@ for e in "${entries[@]}"; do
 	[[ -n $("$RUN" why-not "$server") ]] || runnable+=("$label")
 done
 
-plan 36
+plan 38
 
 out=$("$RUN" compare -t 50 -r 2 --repeat 1 --out "$TMP/native" 2>&1)
 ok $? "compare/native: exit 0"
@@ -49,10 +49,12 @@ is "$missing" "" "compare/native: a raw file and a scatter plot per server (${ru
 bad=
 for f in "$TMP"/native/*.png; do is_png "$f" || bad+=" $f"; done
 is "$bad" "" "compare/native: every PNG is a valid PNG"
-rows=$(grep -cE '^\| [a-z-]+ \| [0-9]+ \|' "$TMP/native/summary.md")
-is "$rows" "${#runnable[@]}" "compare/native: one summary row per server that ran"
-grep -qE '^\| user \| 100 \| 0 \|' "$TMP/native/summary.md"
-ok $? "compare/native: user row: 100 samples, 0 failed"
+is "$(summary_rows "$TMP/native/summary.md" | cut -d' ' -f1 | tr '\n' ' ')" "${runnable[*]} " \
+	"compare/native: one client-side row per server that ran, in order"
+is "$(summary_rows "$TMP/native/summary.md" Server | cut -d' ' -f1 | tr '\n' ' ')" "${runnable[*]} " \
+	"compare/native: one server-side (arrival_us) row per server that ran"
+is "$(summary_rows "$TMP/native/summary.md" | grep '^user ')" "user 100 0" \
+	"compare/native: user row: 100 samples, 0 failed"
 unlisted=
 for e in "${entries[@]}"; do
 	read -r label server _ <<<"$e"
@@ -88,8 +90,8 @@ ok $? "compare/sweep: latency and req/s drawn against threads"
 # --netns: server and client in two namespaces, both gone afterwards.
 out=$("$RUN" compare --netns -t 20 -r 2 --repeat 1 --out "$TMP/netns" 2>&1)
 ok $? "compare/netns: exit 0"
-grep -qE '^\| user \| 40 \| 0 \|' "$TMP/netns/summary.md"
-ok $? "compare/netns: user measured across the veth, 0 failed"
+is "$(summary_rows "$TMP/netns/summary.md" | grep '^user ')" "user 40 0" \
+	"compare/netns: user measured across the veth, 0 failed"
 grep -q '^# where=netns' "$TMP/netns/user-1.tsv" && grep -q '^# host=10\.' "$TMP/netns/user-1.tsv"
 ok $? "compare/netns: raw file says where and which address"
 ! ip netns list | grep -q echolab && ! ip link | grep -q echolab
@@ -98,8 +100,10 @@ ok $? "compare/netns: no namespace or veth left"
 # --bypass: user without and with the sk_msg bypass, side by side.
 out=$("$RUN" compare --bypass -t 20 -r 2 -m 5 --repeat 1 --out "$TMP/bypass" 2>&1)
 ok $? "compare/bypass: exit 0"
-rows=$(grep -oE '^\| [a-z-]+ \| 200 \| 0 \|' "$TMP/bypass/summary.md" | cut -d' ' -f2 | tr '\n' ' ')
-is "$rows" "user user-bypass " "compare/bypass: rows user and user-bypass, 200 samples each, 0 failed"
+rows=$(summary_rows "$TMP/bypass/summary.md" | tr '\n' ,)
+is "$rows" "user 200 0,user-bypass 200 0," "compare/bypass: rows user and user-bypass, 200 samples each, 0 failed"
+is "$(summary_rows "$TMP/bypass/summary.md" Server)" "" \
+	"compare/bypass: no server-side table (the bypass hands the client no stamp)"
 is_png "$TMP/bypass/scatter-user-bypass.png" && is_png "$TMP/bypass/boxplot.png"
 ok $? "compare/bypass: plotted"
 grep -q '^bypass=' "$TMP/bypass/meta.txt"

@@ -56,6 +56,17 @@ done_testing() { exit $((_tap_failed > 0)); }
 # field SUMMARY-LINE KEY: a value from bench's summary line.
 field() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"; }
 
+# summary_rows SUMMARY.MD [Client|Server]: 'label samples failed' of each
+# row of compare's table of that side (default Client: rtt_us, in every
+# summary; Server: arrival_us, where every echo was stamped), every sweep
+# value's table in turn.
+summary_rows() {
+	awk -v side="${2:-Client}" '
+		/^[A-Z][a-z]+ side/ { on = ($1 == side); next }
+		on && /^\| / && !/^\| server / && !/^\|---/ { print $2, $4, $6 }
+		/^## / { on = 0 }' "$1"
+}
+
 need_root_or_skip_all() {
 	if [[ $(id -u) -ne 0 ]]; then
 		echo "1..0 # SKIP needs root: run 'sudo make check'"

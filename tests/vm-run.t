@@ -11,7 +11,7 @@ TMP=$(mktemp -d)
 export ECHOLAB_TW_MAX=1000000	# function, not timing
 trap 'rm -rf "$TMP"' EXIT
 
-plan 16
+plan 17
 
 for server in user ebpf kecho; do
 	out=$(VM_TIMEOUT=600 "$RUN" --vm "$server" -t 50 -r 2 -q 2>&1)
@@ -28,8 +28,8 @@ done
 out=$(VM_TIMEOUT=600 "$RUN" --vm user --bypass -t 20 -r 1 -m 10 2>&1)
 ok $? "vm-bypass: run.sh --vm user --bypass exits 0"
 dir=$(sed -n 's/^results: //p' <<<"$out")
-rows=$(grep -oE '^\| [a-z-]+ \| 200 \| 0 \|' "$dir/summary.md" 2>/dev/null | cut -d' ' -f2 | tr '\n' ' ')
-is "$rows" "user user-bypass " "vm-bypass: user and user-bypass, 200 samples each, 0 failed"
+rows=$(summary_rows "$dir/summary.md" 2>/dev/null | tr '\n' ,)
+is "$rows" "user 200 0,user-bypass 200 0," "vm-bypass: user and user-bypass, 200 samples each, 0 failed"
 redirected=$(sed -n 's/.*bypass: sockredir stopped.* msgs_redirected=\([0-9]*\).*/\1/p' <<<"$out")
 ((${redirected:-0} >= 400))
 ok $? "vm-bypass: sockredir redirected both ways (msgs_redirected=${redirected:-none}, >= 400)"
@@ -38,8 +38,11 @@ ok $? "vm-bypass: sockredir redirected both ways (msgs_redirected=${redirected:-
 out=$(VM_TIMEOUT=900 "$RUN" compare --vm -t 20 -r 2 --repeat 1 --out "$TMP/vm" 2>&1)
 ok $? "vm-compare: exit 0"
 is "$(tail -n1 <<<"$out")" "results: $TMP/vm" "vm-compare: last line names the directory"
-rows=$(grep -cE '^\| [a-z-]+ \| 40 \| 0 \|' "$TMP/vm/summary.md")
-is "$rows" 5 "vm-compare: user, ebpf and kecho's three modes, 40 samples each, 0 failed"
+rows=$(summary_rows "$TMP/vm/summary.md" | tr '\n' ,)
+is "$rows" "user 40 0,user-w2 40 0,ebpf 40 0,kecho-unbound 40 0,kecho-bound 40 0,kecho-kthread 40 0," \
+	"vm-compare: user, user -w 2, ebpf and kecho's three modes, 40 samples each, 0 failed"
+is "$(summary_rows "$TMP/vm/summary.md" Server | cut -d' ' -f1 | tr '\n' ' ')" \
+	"user user-w2 ebpf kecho-unbound kecho-bound kecho-kthread " "vm-compare: the server side (arrival_us) of every server"
 [[ $(head -c 8 "$TMP/vm/boxplot.png" 2>/dev/null | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]]
 ok $? "vm-compare: the host drew the box plot"
 
