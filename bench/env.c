@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -96,4 +98,101 @@ bool env_thread_cpu(struct env_cpu *c)
 		return false;
 	buf[n] = '\0';
 	return sscanf(buf, "%" SCNu64 " %" SCNu64, &c->run_ns, &c->wait_ns) == 2;
+}
+
+/* The inode of a socket listening on port in a /proc/net/tcp{,6} table;
+ * 0 for none (a kernel socket has inode 0 too: *found says it exists). */
+static unsigned long listen_inode(const char *table, unsigned int port,
+				  bool *found)
+{
+	unsigned long inode = 0, ino;
+	unsigned int lport, state;
+	char line[512];
+	FILE *f = fopen(table, "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		/* sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode */
+		if (sscanf(line, " %*u: %*[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x %*s %*s %*s %*u %*u %lu",
+			   &lport, &state, &ino) != 3)
+			continue;
+		if (lport == port && state == 0x0a) {	/* TCP_LISTEN */
+			*found = true;
+			if (ino) {
+				inode = ino;
+				break;
+			}
+		}
+	}
+	fclose(f);
+	return inode;
+}
+
+/* The pid of the process holding socket inode, 0 if none. */
+static pid_t socket_owner(unsigned long inode)
+{
+	char want[64], path[16 + 2 * 256], link[64];
+	struct dirent *p, *fd;
+	pid_t owner = 0;
+	DIR *procs, *fds;
+	ssize_t n;
+
+	snprintf(want, sizeof(want), "socket:[%lu]", inode);
+	procs = opendir("/proc");
+	if (!procs)
+		return 0;
+	while (!owner && (p = readdir(procs))) {
+		if (p->d_name[0] < '1' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/fd", p->d_name);
+		fds = opendir(path);
+		if (!fds)
+			continue;
+		while ((fd = readdir(fds))) {
+			snprintf(path, sizeof(path), "/proc/%s/fd/%s", p->d_name,
+				 fd->d_name);
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			if (!strcmp(link, want)) {
+				owner = (pid_t)atoi(p->d_name);
+				break;
+			}
+		}
+		closedir(fds);
+	}
+	closedir(procs);
+	return owner;
+}
+
+bool env_listener_name(unsigned int port, char *name, size_t len)
+{
+	static const char suffix[] = "-echo-server";
+	char path[64], exe[PATH_MAX], *base;
+	unsigned long inode;
+	bool found = false;
+	size_t n;
+	pid_t pid;
+
+	inode = listen_inode("/proc/net/tcp", port, &found);
+	if (!inode)
+		inode = listen_inode("/proc/net/tcp6", port, &found);
+	if (!found)
+		return false;
+	pid = inode ? socket_owner(inode) : 0;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = pid ? (size_t)readlink(path, exe, sizeof(exe) - 1) : 0;
+	if (!pid || n == (size_t)-1 || n == 0) {
+		snprintf(name, len, "kernel");
+		return true;
+	}
+	exe[n] = '\0';
+	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	n = strlen(base);
+	if (n > sizeof(suffix) - 1 && !strcmp(base + n - (sizeof(suffix) - 1), suffix))
+		base[n - (sizeof(suffix) - 1)] = '\0';
+	snprintf(name, len, "%s", base);
+	return true;
 }

@@ -8,6 +8,7 @@
 #define BENCH_ENV_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/resource.h>
 
@@ -29,5 +30,13 @@ struct env_cpu {
 
 /* false when the kernel does not keep them (CONFIG_SCHED_INFO=n). */
 bool env_thread_cpu(struct env_cpu *c);
+
+/*
+ * Who listens on TCP port here: the listening socket's owner's program
+ * name, without a trailing "-echo-server" (user-echo-server -> "user"), or
+ * "kernel" for a socket no process holds (an in-kernel server). false when
+ * nothing here listens on the port.
+ */
+bool env_listener_name(unsigned int port, char *name, size_t len);
 
 #endif

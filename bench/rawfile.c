@@ -67,7 +67,8 @@ int raw_open(struct raw_reader *r, const char *path)
 {
 	memset(r, 0, sizeof(*r));
 	r->path = path;
-	r->f = fopen(path, "r");
+	/* zlib reads a plain file as it is: committed results are gzipped. */
+	r->f = gzopen(path, "r");
 	if (!r->f)
 		return -1;
 	/* Until a columns line says otherwise: the first format. */
@@ -84,7 +85,7 @@ int raw_open(struct raw_reader *r, const char *path)
 void raw_close(struct raw_reader *r)
 {
 	if (r->f)
-		fclose(r->f);
+		gzclose(r->f);
 	free(r->line);
 	r->f = NULL;
 	r->line = NULL;
@@ -133,13 +134,50 @@ static double field_us(char **cols, int col)
 	return end == cols[col] ? NAN : v;
 }
 
+/* getline() for a gzFile: the line's length, 0 at the end, -1 on an
+ * error (r->err says which; a truncated .gz is one). */
+static ssize_t read_line(struct raw_reader *r)
+{
+	const char *why;
+	size_t len = 0;
+	int err;
+
+	for (;;) {
+		if (r->cap - len < 2) {
+			size_t ncap = r->cap ? 2 * r->cap : 256;
+			char *nl = realloc(r->line, ncap);
+
+			if (!nl) {
+				why = strerror(ENOMEM);
+				goto fail;
+			}
+			r->line = nl;
+			r->cap = ncap;
+		}
+		if (!gzgets(r->f, r->line + len, (int)(r->cap - len))) {
+			why = gzerror(r->f, &err);
+			if (err == Z_OK)
+				return (ssize_t)len;
+			if (err == Z_ERRNO)
+				why = strerror(errno);
+			goto fail;
+		}
+		len += strlen(r->line + len);
+		if (len && r->line[len - 1] == '\n')
+			return (ssize_t)len;
+	}
+fail:
+	snprintf(r->err, sizeof(r->err), "reading '%s': %s", r->path, why);
+	return -1;
+}
+
 int raw_next(struct raw_reader *r, struct raw_entry *e)
 {
 	char *cols[16], *p;
 	ssize_t got;
 	int c;
 
-	while ((got = getline(&r->line, &r->cap, r->f)) > 0) {
+	while ((got = read_line(r)) > 0) {
 		r->line[strcspn(r->line, "\n")] = '\0';
 		if (!r->line[0])
 			continue;
@@ -177,10 +215,5 @@ int raw_next(struct raw_reader *r, struct raw_entry *e)
 		e->status = cols[r->col_status];
 		return 1;
 	}
-	if (ferror(r->f)) {
-		snprintf(r->err, sizeof(r->err), "reading '%s': %s", r->path,
-			 strerror(errno));
-		return -1;
-	}
-	return 0;
+	return got < 0 ? -1 : 0;
 }

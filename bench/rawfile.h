@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <zlib.h>
 
 #define RAW_COLUMNS "thread\tround\tconnect_us\trtt_us\tarrival_us\tlag_us\tstatus"
 #define RAW_ROW_MAX 128			/* longest row raw_put_row writes */
@@ -69,7 +70,7 @@ struct raw_entry {
 };
 
 struct raw_reader {
-	FILE *f;
+	gzFile f;			/* a raw file, gzipped or not */
 	const char *path;
 	char *line;
 	size_t cap;

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The summary line: computed from a run's samples, or from raw files. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rawfile.h"
+#include "summary.h"
+
+/*
+ * The client dominated a run when most echoes, once in its kernel, waited
+ * over CLIENT_DELAY_US for their thread to read them (a wakeup and a
+ * recvmsg cost microseconds; a millisecond is queueing for a CPU), and that
+ * wait made up at least CLIENT_DELAY_SHARE of the response times it
+ * reported. Measured: 2000 threads x 20 messages against ebpf, p50 delay
+ * 11-20 ms and 31-68% of rtt_us; a 1-thread ping-pong, 6 us and 51%; 1000
+ * threads against user at SCHED_IDLE, 7 ms and 8% (the server's queue).
+ * Without stamps: when the threads waited CLIENT_BOUND_SHARE of their time
+ * for a CPU.
+ */
+#define CLIENT_DELAY_US    1000.0
+#define CLIENT_DELAY_SHARE 0.25
+#define CLIENT_BOUND_SHARE 0.5
+
+bool summary_client_bound(struct summary *s, struct stats *delay)
+{
+	double rtt_sum = 0, delay_sum = 0;
+	size_t i;
+
+	stats_compute(s->delay, s->narrival, delay);
+	if (s->narrival && s->narrival == s->n) {
+		for (i = 0; i < s->n; i++) {
+			rtt_sum += s->rtt[i];
+			delay_sum += s->delay[i];
+		}
+		s->delay_share = delay_sum / rtt_sum;
+		return delay->p50 >= CLIENT_DELAY_US &&
+		       s->delay_share >= CLIENT_DELAY_SHARE;
+	}
+	return !isnan(s->rq_share) && s->rq_share >= CLIENT_BOUND_SHARE;
+}
+
+void summary_print(struct summary *s)
+{
+	struct stats rtt, arr;
+
+	stats_compute(s->rtt, s->n, &rtt);
+	stats_compute(s->arrival, s->narrival, &arr);
+	printf("summary label=%s threads=%u rounds=%u samples=%llu ok=%zu "
+	       "failed=%llu p50_us=%.1f p90_us=%.1f p99_us=%.1f "
+	       "p999_us=%.1f max_us=%.1f mean_us=%.1f sd_us=%.1f rps=%.0f "
+	       "arrival_n=%zu arrival_p50_us=%.1f arrival_p90_us=%.1f "
+	       "arrival_p99_us=%.1f arrival_p999_us=%.1f arrival_max_us=%.1f "
+	       "client_rq_share=%.2f\n",
+	       s->label, s->threads, s->rounds,
+	       (unsigned long long)s->samples, s->n,
+	       (unsigned long long)s->failed, rtt.p50, rtt.p90, rtt.p99,
+	       rtt.p999, rtt.max, rtt.mean, rtt.sd,
+	       s->elapsed_s > 0 ? (double)s->n / s->elapsed_s : 0.0,
+	       s->narrival, arr.p50, arr.p90, arr.p99, arr.p999, arr.max,
+	       s->rq_share);
+}
+
+/* Appends v to a growing array; false when out of memory. */
+static bool push(double **v, size_t *n, size_t *cap, double x)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 4096;
+		double *nv = realloc(*v, ncap * sizeof(**v));
+
+		if (!nv)
+			return false;
+		*v = nv;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = x;
+	return true;
+}
+
+int summary_of_files(const char *prog, int nfiles, char **files,
+		     const char *metric)
+{
+	struct summary s = { .rq_share = NAN };
+	size_t cap = 0, acap = 0;
+	double wait_s = 0, thread_s = 0;
+	char label[64] = "";
+	int i, rc = 0;
+
+	for (i = 0; i < nfiles && !rc; i++) {
+		struct raw_reader r;
+		struct raw_entry e;
+		int got;
+
+		if (raw_open(&r, files[i])) {
+			fprintf(stderr, "%s: cannot read '%s': %s\n", prog,
+				files[i], strerror(errno));
+			rc = 2;
+			break;
+		}
+		while (!rc && (got = raw_next(&r, &e)) > 0) {
+			if (e.kind == RAW_META) {
+				if (!strcmp(e.key, "label")) {
+					if (label[0] && strcmp(label, e.value)) {
+						fprintf(stderr, "%s: '%s' is of server '%s', not '%s': summarize one server at a time\n",
+							prog, files[i], e.value, label);
+						rc = 2;
+					}
+					snprintf(label, sizeof(label), "%s", e.value);
+				} else if (!strcmp(e.key, "threads")) {
+					s.threads = (unsigned int)atoi(e.value);
+				} else if (!strcmp(e.key, "rounds")) {
+					s.rounds = (unsigned int)atoi(e.value);
+				} else if (!strcmp(e.key, "elapsed_s")) {
+					s.elapsed_s += strtod(e.value, NULL);
+				} else if (!strcmp(e.key, "client_rq_wait_s")) {
+					wait_s += strtod(e.value, NULL);
+				} else if (!strcmp(e.key, "client_thread_s")) {
+					thread_s += strtod(e.value, NULL);
+				}
+				continue;
+			}
+			s.samples++;
+			if (strcmp(e.status, "ok")) {
+				s.failed++;
+				continue;
+			}
+			if (metric) {
+				double v = strcmp(metric, "rtt") ? e.arrival_us
+								 : e.rtt_us;
+
+				if (!isnan(v))
+					printf("%u\t%.1f\n", e.thread, v);
+				continue;
+			}
+			if (!push(&s.rtt, &s.n, &cap, e.rtt_us) ||
+			    (!isnan(e.arrival_us) &&
+			     !push(&s.arrival, &s.narrival, &acap,
+				   e.arrival_us))) {
+				fprintf(stderr, "%s: out of memory\n", prog);
+				rc = 1;
+			}
+		}
+		if (!rc && got < 0) {
+			fprintf(stderr, "%s: %s\n", prog, r.err);
+			rc = 2;
+		}
+		raw_close(&r);
+	}
+	if (!rc && !metric) {
+		s.label = label[0] ? label : "unknown";
+		if (thread_s > 0)
+			s.rq_share = wait_s / thread_s;
+		summary_print(&s);
+	}
+	free(s.rtt);
+	free(s.arrival);
+	return rc;
+}
