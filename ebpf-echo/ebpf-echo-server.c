@@ -29,13 +29,12 @@
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "cgroup.h"
+#include "loader.h"
 #include "echo.h"
 #include "echo.skel.h"
 
 #define DEFAULT_PORT		12345
 #define DEFAULT_BACKLOG		4096
-#define DEFAULT_BTF		"/sys/kernel/btf/vmlinux"
 /* Listener (and so accepted socket) buffers; see README "Buffer sizes". */
 #define DEFAULT_SNDBUF		(4 << 20)
 #define DEFAULT_RCVBUF		(1 << 20)
@@ -58,14 +57,14 @@ static struct env {
 } env = {
 	.port = DEFAULT_PORT,
 	.backlog = DEFAULT_BACKLOG,
-	.btf_path = DEFAULT_BTF,
+	.btf_path = LOADER_BTF,
 	.sndbuf = DEFAULT_SNDBUF,
 	.rcvbuf = DEFAULT_RCVBUF,
 };
 
 struct conn {
 	int fd;
-	struct echo_key key;	/* as the BPF side sees the socket */
+	struct sock_key key;	/* as the BPF side sees the socket */
 	bool in_map;		/* the kernel echoes for it (sock_ops inserted it) */
 	__u32 events;		/* epoll interest, always EPOLLET */
 	bool eof;		/* client sent FIN: wait for the echo, then close */
@@ -87,10 +86,10 @@ static struct server {
 	struct conn *draining;
 	bool accept_paused;
 	long long accept_resume;
-	__u64 userspace_bytes;	/* echoed by this process, not the kernel */
-	__u64 accepted, closed, eagain_reads, drain_timeouts, preaccept;
-	__u64 conn_events;	/* epoll events on connections: not per message */
 } srv = { .epfd = -1, .lfd = -1, .sigfd = -1, .socks_fd = -1 };
+
+/* In the BPF object's .bss once it is loaded (echo.h), before: here. */
+static struct echo_userspace early, *us = &early;
 
 static struct own_cgroup cg;		/* <root>/ebpf-echo-<port> */
 
@@ -124,15 +123,6 @@ static void vlog(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-}
-
-static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt,
-			   va_list args)
-{
-	(void)level;
-	if (!env.verbose)
-		return 0;
-	return vfprintf(stderr, fmt, args);
 }
 
 static long long now_ms(void)
@@ -279,18 +269,18 @@ static void print_counters(struct echo_bpf *skel)
 		(unsigned long long)sum.passed_bytes,
 		(unsigned long long)sum.lookup_misses,
 		(unsigned long long)sum.redirect_failures,
-		(unsigned long long)srv.userspace_bytes,
+		(unsigned long long)us->userspace_bytes,
 		(unsigned long long)sum.fin_skbs,
 		(unsigned long long)sum.inserted_socks,
 		(unsigned long long)sum.insert_failures,
 		(unsigned long long)sum.notify_failures,
-		(unsigned long long)srv.conn_events);
+		(unsigned long long)us->userspace_wakeups);
 	vlog("userspace accepted=%llu preaccept_data=%llu closed=%llu "
 	     "eagain_reads=%llu drain_timeouts=%llu\n",
-	     (unsigned long long)srv.accepted, (unsigned long long)srv.preaccept,
-	     (unsigned long long)srv.closed,
-	     (unsigned long long)srv.eagain_reads,
-	     (unsigned long long)srv.drain_timeouts);
+	     (unsigned long long)us->accepted, (unsigned long long)us->preaccept_data,
+	     (unsigned long long)us->closed,
+	     (unsigned long long)us->eagain_reads,
+	     (unsigned long long)us->drain_timeouts);
 }
 
 /* ---- connections ----------------------------------------------------- */
@@ -333,7 +323,7 @@ static void conn_close(struct conn *c)
 	close(c->fd);
 	free(c->pend);
 	free(c);
-	srv.closed++;
+	us->closed++;
 	resume_accepting();
 }
 
@@ -352,7 +342,7 @@ static int conn_send(struct conn *c, const char *data, size_t len)
 				return -errno;
 			break;
 		}
-		srv.userspace_bytes += n;
+		us->userspace_bytes += n;
 		data += n;
 		len -= n;
 	}
@@ -381,7 +371,7 @@ static int conn_flush(struct conn *c)
 				continue;
 			return -errno;
 		}
-		srv.userspace_bytes += n;
+		us->userspace_bytes += n;
 		c->pend_off += n;
 		c->pend_len -= n;
 	}
@@ -441,7 +431,7 @@ static void check_draining(void)
 		} else if (now > c->drain_deadline) {
 			vlog("fd %d: peer half-closed and stopped reading, closing\n",
 			     c->fd);
-			srv.drain_timeouts++;
+			us->drain_timeouts++;
 			conn_close(c);
 		}
 	}
@@ -477,7 +467,7 @@ static void conn_readable(struct conn *c)
 			 * recv() makes it do so for data that came before accept).
 			 */
 			if (!got)
-				srv.eagain_reads++;
+				us->eagain_reads++;
 			/* From now on the kernel echoes: every message would
 			 * still wake us (EPOLLIN), so watch only for FIN and
 			 * errors; echo_passed says when bytes come up to us.
@@ -498,7 +488,7 @@ static void conn_event(int fd, __u32 events)
 
 	if (!c)
 		return;
-	srv.conn_events++;
+	us->userspace_wakeups++;
 	if (events & (EPOLLERR | EPOLLHUP)) {
 		conn_close(c);
 		return;
@@ -528,7 +518,7 @@ static void count_preaccept_data(int fd)
 
 	if (!getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) &&
 	    ti.tcpi_bytes_received)
-		srv.preaccept++;
+		us->preaccept_data++;
 }
 
 /* The socket's SOCKHASH key; true when sock_ops put it in the map. */
@@ -553,7 +543,7 @@ static bool conn_lookup_key(struct conn *c)
 /* echo_passed: the verdict passed bytes of this socket up to us. */
 static int on_passed(void *ctx, void *data, size_t size)
 {
-	const struct echo_key *key = data;
+	const struct sock_key *key = data;
 	int fd;
 
 	(void)ctx;
@@ -642,7 +632,7 @@ static void accept_connections(void)
 		srv.conns[fd] = c;
 		if (fd > srv.max_fd)
 			srv.max_fd = fd;
-		srv.accepted++;
+		us->accepted++;
 		if (env.verbose)
 			count_preaccept_data(fd);
 	}
@@ -709,23 +699,10 @@ static int open_listener(void)
 /* Checks whose failure has a clear cause and a clear remedy, in order. */
 static int check_environment(void)
 {
-	struct stat st;
 	int err;
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "ebpf-echo-server: must run as root: loading BPF "
-			"programs and creating a cgroup need CAP_BPF, "
-			"CAP_NET_ADMIN and CAP_SYS_ADMIN; run it with sudo\n");
-		return -EPERM;
-	}
-	if (stat(env.btf_path, &st)) {
-		fprintf(stderr, "ebpf-echo-server: no kernel BTF at %s (%s): CO-RE "
-			"needs a kernel built with CONFIG_DEBUG_INFO_BTF=y; boot "
-			"such a kernel or pass its BTF with --btf FILE\n",
-			env.btf_path, strerror(errno));
-		return -ENOENT;
-	}
-	err = cgroup_setup(&cg, "ebpf-echo-server", env.cgroup_root);
+	err = loader_preflight("ebpf-echo-server", env.btf_path, &cg,
+			       env.cgroup_root);
 	if (err)
 		return err;
 	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_SOCKHASH, NULL) != 1 ||
@@ -849,7 +826,7 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv))
 		return 2;
-	libbpf_set_print(libbpf_print_fn);
+	loader_log(env.verbose);
 
 	err = check_environment();
 	if (err)
@@ -880,6 +857,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
+	skel->bss->userspace = *us;
+	us = &skel->bss->userspace;
 	srv.socks_fd = bpf_map__fd(skel->maps.echo_socks);
 	srv.passed = ring_buffer__new(bpf_map__fd(skel->maps.echo_passed),
 				      on_passed, NULL, NULL);

@@ -16,10 +16,13 @@
 /* Set by the loader in skel->rodata before load. */
 const volatile __u32 server_port = 12345;
 
+/* The loader's counters: kept here so that bpftool reads them (echo.h). */
+struct echo_userspace userspace = {};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_SOCKHASH);
 	__uint(max_entries, ECHO_MAX_SOCKS);
-	__type(key, struct echo_key);
+	__type(key, struct sock_key);
 	__type(value, __u64);	/* 8 bytes: bpftool can dump it (cookie) */
 } echo_socks SEC(".maps");
 
@@ -51,7 +54,7 @@ SEC("sockops")
 int echo_sockops(struct bpf_sock_ops *skops)
 {
 	struct echo_counters *c;
-	struct echo_key key = {};
+	struct sock_key key = {};
 
 	/* Only the server's side of a connection, once the handshake is done:
 	 * client sockets would drag their own receive path through sockmap.
@@ -82,7 +85,7 @@ SEC("sk_skb/stream_verdict")
 int echo_verdict(struct __sk_buff *skb)
 {
 	struct echo_counters *c = counters();
-	struct echo_key key = {};
+	struct sock_key key = {};
 	struct bpf_sock *sk;
 	__u32 len = skb->len;
 

@@ -8,15 +8,7 @@
 /* Sockets the SOCKHASH can hold: above RLIMIT_NOFILE on our machines. */
 #define ECHO_MAX_SOCKS	65536
 
-/* SOCKHASH key: the IPv4 4-tuple as the socket itself sees it.
- * Ports in host byte order, addresses in network byte order.
- */
-struct echo_key {
-	__u32 local_ip4;
-	__u32 remote_ip4;
-	__u32 local_port;
-	__u32 remote_port;
-};
+#include "sockkey.h"	/* the SOCKHASH key: struct sock_key */
 
 /* One slot of the PERCPU_ARRAY; userspace sums it over the CPUs. */
 struct echo_counters {
@@ -32,7 +24,22 @@ struct echo_counters {
 	__u64 notify_failures;		/* echo_passed ring buffer was full */
 };
 
-/* Ring buffer size: one struct echo_key per skb passed to userspace. */
+/*
+ * What the loader does, counted where bpftool sees it beside echo_counters:
+ * a global of the BPF object (its .bss map), which the loader writes
+ * through the skeleton's memory mapping. The BPF programs never touch it.
+ */
+struct echo_userspace {
+	__u64 userspace_bytes;		/* echoed by the process, not the kernel */
+	__u64 userspace_wakeups;	/* epoll events on connections */
+	__u64 accepted;
+	__u64 preaccept_data;		/* accepted with bytes already queued */
+	__u64 closed;
+	__u64 eagain_reads;
+	__u64 drain_timeouts;		/* closed before the echo was acked */
+};
+
+/* Ring buffer size: one struct sock_key per skb passed to userspace. */
 #define ECHO_PASSED_RINGBUF	(256 * 1024)
 
 #endif /* __ECHO_H */

@@ -26,7 +26,7 @@ const volatile __u32 redir_port = 12345;
 struct {
 	__uint(type, BPF_MAP_TYPE_SOCKHASH);
 	__uint(max_entries, REDIR_MAX_SOCKS);
-	__type(key, struct redir_key);
+	__type(key, struct sock_key);
 	__type(value, __u64);
 } redir_socks SEC(".maps");
 
@@ -61,7 +61,7 @@ SEC("sockops")
 int redir_sockops(struct bpf_sock_ops *skops)
 {
 	struct redir_counters *c = counters();
-	struct redir_key key = {};
+	struct sock_key key = {};
 	__u32 remote_port;
 
 	if (skops->op != BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB &&
@@ -94,7 +94,7 @@ SEC("sk_msg")
 int redir_msg(struct sk_msg_md *msg)
 {
 	struct redir_counters *c = counters();
-	struct redir_key peer = {};
+	struct sock_key peer = {};
 	__u32 len = msg->size;
 	__u32 *on_tcp;
 

@@ -21,13 +21,12 @@
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "cgroup.h"
+#include "loader.h"
 #include "sockredir.h"
 #include "sockredir.skel.h"
 
 #define PROG			"sockredir"
 #define DEFAULT_PORT		12345
-#define DEFAULT_BTF		"/sys/kernel/btf/vmlinux"
 
 static struct env {
 	int port;
@@ -36,7 +35,7 @@ static struct env {
 	const char *cgroup_root;
 } env = {
 	.port = DEFAULT_PORT,
-	.btf_path = DEFAULT_BTF,
+	.btf_path = LOADER_BTF,
 };
 
 static const char usage[] =
@@ -62,16 +61,6 @@ static const char usage[] =
 "Prints 'bypass on port PORT for cgroup DIR' once attached. SIGUSR1 prints the\n"
 "counters line; SIGINT/SIGTERM/SIGHUP detach, empty and remove the cgroup.\n"
 "Exit status: 0 clean stop, 1 runtime error, 2 bad arguments.\n";
-
-static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt,
-			   va_list args)
-{
-	if (level == LIBBPF_DEBUG && !env.verbose)
-		return 0;
-	if (level == LIBBPF_INFO && !env.verbose)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
 
 static int parse_args(int argc, char **argv)
 {
@@ -127,23 +116,9 @@ static int parse_args(int argc, char **argv)
 /* Checks whose failure has a clear cause and a clear remedy, in order. */
 static int check_environment(struct own_cgroup *cg)
 {
-	struct stat st;
 	int err;
 
-	if (geteuid() != 0) {
-		fprintf(stderr, PROG ": must run as root: loading BPF programs and "
-			"creating a cgroup need CAP_BPF, CAP_NET_ADMIN and "
-			"CAP_SYS_ADMIN; run it with sudo\n");
-		return -EPERM;
-	}
-	if (stat(env.btf_path, &st)) {
-		fprintf(stderr, PROG ": no kernel BTF at %s (%s): CO-RE needs a "
-			"kernel built with CONFIG_DEBUG_INFO_BTF=y; boot such a "
-			"kernel or pass its BTF with --btf FILE\n", env.btf_path,
-			strerror(errno));
-		return -ENOENT;
-	}
-	err = cgroup_setup(cg, PROG, env.cgroup_root);
+	err = loader_preflight(PROG, env.btf_path, cg, env.cgroup_root);
 	if (err)
 		return err;
 	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_SOCKHASH, NULL) != 1 ||
@@ -180,7 +155,7 @@ static void print_counters(struct sockredir_bpf *skel)
 			sum.msgs_passed += per_cpu[i].msgs_passed;
 			sum.bytes_passed += per_cpu[i].bytes_passed;
 		}
-		/* One line, key=value: run.sh status and the tests parse it. */
+		/* One line, key=value, for people: scripts read the map (bpftool). */
 		fprintf(stderr, "counters socks_added=%llu add_failures=%llu "
 			"msgs_redirected=%llu bytes_redirected=%llu "
 			"msgs_passed=%llu bytes_passed=%llu\n",
@@ -220,7 +195,7 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv))
 		return 2;
-	libbpf_set_print(libbpf_print_fn);
+	loader_log(env.verbose);
 	if (check_environment(&cg))
 		return 1;
 

@@ -8,16 +8,7 @@
  */
 #define REDIR_MAX_SOCKS	65536
 
-/*
- * One end of a connection as the kernel names it from that end. The key of
- * the peer is the same four fields swapped. Ports in host byte order.
- */
-struct redir_key {
-	__u32 local_ip4;
-	__u32 remote_ip4;
-	__u32 local_port;
-	__u32 remote_port;
-};
+#include "sockkey.h"	/* the SOCKHASH key: struct sock_key */
 
 /* Per CPU; the loader sums them. */
 struct redir_counters {

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/libbpf.h>
+
+#include "loader.h"
+
+int loader_preflight(const char *prog, const char *btf_path,
+		     struct own_cgroup *cg, const char *cgroup_root)
+{
+	struct stat st;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "%s: must run as root: loading BPF programs and "
+			"creating a cgroup need CAP_BPF, CAP_NET_ADMIN and "
+			"CAP_SYS_ADMIN; run it with sudo\n", prog);
+		return -EPERM;
+	}
+	if (stat(btf_path, &st)) {
+		fprintf(stderr, "%s: no kernel BTF at %s (%s): CO-RE needs a "
+			"kernel built with CONFIG_DEBUG_INFO_BTF=y; boot such a "
+			"kernel or pass its BTF with --btf FILE\n", prog, btf_path,
+			strerror(errno));
+		return -ENOENT;
+	}
+	return cgroup_setup(cg, prog, cgroup_root);
+}
+
+static bool log_verbose;
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt,
+			va_list args)
+{
+	if (level != LIBBPF_WARN && !log_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+void loader_log(bool verbose)
+{
+	log_verbose = verbose;
+	libbpf_set_print(print_libbpf);
+}
