@@ -10,29 +10,25 @@
 #
 # Parts, each also buildable on its own with make -C DIR:
 #   bench   bench/bench                    the load client
-#   user    user-echo/user-echo-server     the epoll server
-#   ebpf    ebpf-echo/ebpf-echo-server     the sockmap server and its BPF programs
-#   kecho   kecho/kecho.ko                 the kernel module (KDIR= picks the kernel)
+#   SERVER  every server declared in servers/ (user, ebpf, kecho): make -C
+#           the directory its declaration names (kecho: KDIR= picks the kernel)
 #   ftrace  ftrace/funclat                 fentry/fexit timing for ftrace/*.sh
 #
 #   make vm-check   the tests that run in the qemu guest (kecho); check runs them too
 #   make lint       shellcheck on the scripts, checkpatch.pl on kecho
 
-PARTS := bench user ebpf kecho ftrace
+# What servers there are, and where each is built: their declarations.
+registry = bash -c '. servers/lib.sh && $(1)'
+SERVERS := $(shell $(call registry,echo "$${SERVERS[*]}"))
+SERVER_DIRS := $(shell $(call registry,for s in "$${SERVERS[@]}"; do server_get $$s dir; done))
 
-all: $(PARTS)
+all: bench $(SERVERS) ftrace
 
 bench:
 	$(MAKE) -C bench
 
-user:
-	$(MAKE) -C user-echo
-
-ebpf:
-	$(MAKE) -C ebpf-echo
-
-kecho:
-	$(MAKE) -C kecho
+$(SERVERS):
+	$(MAKE) -C "$$($(call registry,server_get $@ dir))"
 
 ftrace:
 	$(MAKE) -C ftrace
@@ -52,7 +48,7 @@ check:
 	prove -v tests/*.t
 
 lint:
-	shellcheck -x run.sh .ci/run scripts/*.sh tests/*.t tests/lib.sh \
+	shellcheck -x run.sh .ci/run scripts/*.sh servers/*.sh tests/*.t tests/lib.sh \
 		tests/guest/*.sh results/*.sh vm/*.sh kecho/*.sh ftrace/*.sh
 	$(MAKE) -C kecho lint
 
@@ -67,10 +63,8 @@ plots: bench
 
 clean:
 	$(MAKE) -C bench clean
-	$(MAKE) -C user-echo clean
-	$(MAKE) -C ebpf-echo clean
-	$(MAKE) -C kecho clean
+	for d in $(SERVER_DIRS); do $(MAKE) -C $$d clean; done
 	$(MAKE) -C ftrace clean
 	$(MAKE) -C tests clean
 
-.PHONY: all $(PARTS) deps tests check vm-check lint plots clean
+.PHONY: all bench $(SERVERS) ftrace deps tests check vm-check lint plots clean

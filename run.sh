@@ -2,14 +2,26 @@
 # SPDX-License-Identifier: GPL-2.0
 # run.sh - start, stop, inspect and measure the suite's echo servers.
 #
-# One server runs at a time. Its state (name, pid, port, log, the sysctls we
-# changed) lives in $STATE_DIR; `stop` proves the cleanup before it forgets it.
+# What servers there are, and how each is built, started, stopped and
+# checked, is declared in servers/NAME.sh (read through servers/lib.sh).
+# This script owns the lifecycle around them: one server at a time, its
+# state in $STATE_DIR (written here only), the sysctls a 1000-thread run
+# needs, the bypass, readiness (a real echo) and the proof of cleanup.
+# compare (scripts/compare.sh) and the guest (vm/lib.sh) are libraries it
+# sources: calls go from here to them, never back.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-STATE_DIR=${ECHOLAB_STATE_DIR:-/run/echolab}
+# shellcheck source=servers/lib.sh
+source "$ROOT/servers/lib.sh"
+# shellcheck source=vm/lib.sh
+source "$ROOT/vm/lib.sh"
+# shellcheck source=scripts/compare.sh
+source "$ROOT/scripts/compare.sh"
+
 BENCH=$ROOT/bench/bench
 SOCKREDIR=$ROOT/ebpf-echo/sockredir
+LOG=$STATE_DIR/server.log
 DEFAULT_PORT=12345
 READY_TIMEOUT_S=5	# a server must answer an echo within this
 STOP_TIMEOUT_S=5	# SIGTERM grace period before SIGKILL
@@ -26,9 +38,8 @@ WANT_TW_BUCKETS=131072
 WANT_NETDEV_BACKLOG=10000
 WHERE=${ECHOLAB_WHERE:-native}	# native, vm or netns: written into raw files
 
-# Every server the suite knows, in the order results show them.
-SERVERS=(user ebpf kecho)
-BYPASS=0	# --bypass: the user server behind sockredir (sk_msg)
+BYPASS=0	# --bypass: the server behind sockredir (sk_msg)
+NETNS=		# the network namespace the server runs in (compare --netns)
 
 usage() {
 	cat <<EOF
@@ -40,7 +51,7 @@ Usage: sudo ./run.sh SERVER [--port N] [--bypass] [-- SERVER-ARGS...]
        sudo ./run.sh stop
        ./run.sh status
 
-Servers: ${SERVERS[*]}
+Servers: ${SERVERS[*]} (declared in servers/)
 
   SERVER        stop any running server of the suite, start SERVER detached,
                 wait until an echo round trip succeeds, print its pid and port
@@ -95,14 +106,6 @@ need_root() {
 		die "'$1' needs root (it changes sysctls and writes $STATE_DIR): run it with sudo"
 }
 
-is_server() {
-	local s
-	for s in "${SERVERS[@]}"; do
-		[[ $s == "$1" ]] && return 0
-	done
-	return 1
-}
-
 parse_port() {
 	if [[ ! $1 =~ ^[0-9]+$ ]] || (($1 < 1 || $1 > 65535)); then
 		usage_error "--port: '$1' is not a port number (1-65535)"
@@ -110,58 +113,14 @@ parse_port() {
 	echo "$1"
 }
 
-# ---- servers --------------------------------------------------------------
-
-# cgroup v2 may be mounted anywhere (/sys/fs/cgroup/unified on hybrid
-# systems): mountinfo says where.
-cgroup2_mount() {
-	awk '{ for (i = 7; i < NF; i++) if ($i == "-") break }
-	     $(i + 1) == "cgroup2" { print $5; exit }' /proc/self/mountinfo
-}
-
-# Prints why SERVER cannot run here, or nothing when it can.
-server_unavailable() {
-	case $1 in
-	user) ;;
-	ebpf)
-		if [[ ! -r /sys/kernel/btf/vmlinux ]]; then
-			echo "this kernel has no BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF=n), which the ebpf server's CO-RE programs need; use the user server, or a kernel with BTF"
-		elif [[ -z $(cgroup2_mount) ]]; then
-			echo "no cgroup v2 is mounted (the ebpf server attaches to a cgroup of its own); mount one: mount -t cgroup2 none /sys/fs/cgroup/unified"
-		fi
-		;;
-	kecho)
-		if [[ ! -e /proc/modules ]]; then
-			echo "kernel modules are disabled on this kernel (CONFIG_MODULES=n); run kecho in the qemu guest: sudo ./run.sh --vm kecho"
-		elif [[ -e $ROOT/kecho/kecho.ko ]] && ! kecho_fits; then
-			echo "kecho/kecho.ko was built for $(kecho_vermagic), not for this kernel ($(uname -r)); rebuild it: make -C kecho clean && make kecho KDIR=/lib/modules/$(uname -r)/build"
-		fi
-		;;
-	esac
-}
-
-# The kernel release kecho.ko was built for (no modinfo in the guest).
-kecho_vermagic() {
-	tr '\0' '\n' <"$ROOT/kecho/kecho.ko" | sed -n 's/^vermagic=\([^ ]*\).*/\1/p'
-}
-
-kecho_fits() { [[ $(kecho_vermagic) == "$(uname -r)" ]]; }
-
-server_binary() {
-	case $1 in
-	user) echo "$ROOT/user-echo/user-echo-server" ;;
-	ebpf) echo "$ROOT/ebpf-echo/ebpf-echo-server" ;;
-	kecho) echo "$ROOT/kecho/kecho.ko" ;;
-	esac
-}
-
-# The commands building SERVER needs besides make.
-server_tools() {
-	case $1 in
-	user) echo cc ;;
-	ebpf) echo cc clang bpftool ;;
-	kecho) echo cc ;;
-	esac
+# in_netns CMD...: CMD where the server lives. nsenter, not 'ip netns
+# exec': that one also remounts /sys, which hides the cgroup v2 mount.
+in_netns() {
+	if [[ -n $NETNS ]]; then
+		nsenter --net="/run/netns/$NETNS" "$@"
+	else
+		"$@"
+	fi
 }
 
 # Builds what SERVER and bench need, installing packages first if missing.
@@ -170,7 +129,7 @@ ensure_built() {
 	if [[ -e $(server_binary "$server") && -x $BENCH ]]; then
 		return 0
 	fi
-	for tool in make $(server_tools "$server"); do
+	for tool in make $(server_get "$server" tools); do
 		if ! command -v "$tool" >/dev/null; then
 			say "'$tool' is missing: running 'make deps' first"
 			"$ROOT/scripts/deps.sh"
@@ -182,18 +141,60 @@ ensure_built() {
 		die "the build failed: run 'make $server bench' to see why"
 }
 
-ebpf_cgroup() { echo "$(cgroup2_mount)/ebpf-echo-$1"; }
+# ---- a plain process server: the hooks' defaults ----------------------------
 
-# ---- the bypass: ebpf-echo/sockredir ---------------------------------------
-
-# Prints why the bypass cannot run here, or nothing when it can.
-bypass_unavailable() {
-	if [[ ! -r /sys/kernel/btf/vmlinux ]]; then
-		echo "this kernel has no BTF (/sys/kernel/btf/vmlinux), which sockredir's CO-RE programs need"
-	elif [[ -z $(cgroup2_mount) ]]; then
-		echo "no cgroup v2 is mounted (sockredir attaches to a cgroup of its own); mount one: mount -t cgroup2 none /sys/fs/cgroup/unified"
+# PORT ARGS...: the binary, detached, in its own session; pid is set.
+default_start() {
+	local port=$1 bin
+	shift
+	bin=$(server_binary "$(state server)")
+	echo "$bin" >"$STATE_DIR/exe"
+	if ((BYPASS)); then
+		# The server joins the cgroup before it opens its listener: a
+		# socket belongs to the cgroup of the process that made it.
+		# shellcheck disable=SC2016 # expanded by that bash
+		in_netns setsid bash -c 'echo "$$" >"$1/cgroup.procs" && exec "${@:2}"' \
+			run.sh "$(state bypass)" "$bin" --port "$port" "$@" </dev/null >"$LOG" 2>&1 &
+		pid=$!
+		wait_exec "$pid" "$bin"
+	else
+		in_netns setsid "$bin" --port "$port" "$@" </dev/null >"$LOG" 2>&1 &
+		pid=$!
 	fi
 }
+
+default_running() { alive "$(state pid)" "$(state exe)"; }
+
+default_stop() { terminate "$(state server)" "$(state pid)" "$(state exe)"; }
+
+# Waits (up to a second) until a started shell has become binary exe.
+wait_exec() {
+	local pid=$1 exe=$2 i
+	for ((i = 0; i < 100; i++)); do
+		[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$exe" ]] && return 0
+		alive "$pid" || return 0	# start_server reports it
+		sleep 0.01
+	done
+}
+
+# Ends a server process: SIGTERM, then SIGKILL after a grace period.
+terminate() {
+	local server=$1 pid=$2 exe=$3 i
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
+		alive "$pid" "$exe" || break
+		sleep 0.1
+	done
+	if alive "$pid" "$exe"; then
+		say "$server (pid $pid) ignored SIGTERM for ${STOP_TIMEOUT_S}s: killing it"
+		kill -KILL "$pid" 2>/dev/null || true
+		sleep 0.2
+	fi
+	wait "$pid" 2>/dev/null || true
+	! alive "$pid" "$exe" || die "$server (pid $pid) is still running after SIGKILL"
+}
+
+# ---- the bypass: ebpf-echo/sockredir ---------------------------------------
 
 # Starts sockredir for PORT and waits until its programs are attached;
 # its cgroup goes to $STATE_DIR/bypass.
@@ -231,6 +232,7 @@ stop_bypass() {
 	local pid cg progs procs i last
 	pid=$(state bypass.pid)
 	[[ -n $pid ]] || return 0
+	last=$(bpf_counters "$pid" redir_counters)
 	if alive "$pid" "$SOCKREDIR"; then
 		terminate sockredir "$pid" "$SOCKREDIR"
 	else
@@ -243,7 +245,9 @@ stop_bypass() {
 		[[ ! -s $cg/cgroup.procs ]] ||
 			die "cgroup $cg still holds processes: $(tr '\n' ' ' <"$cg/cgroup.procs")"
 		# Ours is gone; a program attached there is another sockredir's.
-		! bpftool cgroup show "$cg" 2>/dev/null | grep -q redir_sockops ||
+		progs=$(bpftool cgroup show "$cg") ||
+			die "bpftool cgroup show $cg failed: cannot tell whose cgroup it is"
+		! grep -q redir_sockops <<<"$progs" ||
 			die "cgroup $cg belongs to another sockredir (sock_ops attached): stop it ('pgrep -a sockredir')"
 		rmdir "$cg" || die "cannot remove $cg"
 		say "removed the empty cgroup $cg left by a killed sockredir"
@@ -253,7 +257,8 @@ stop_bypass() {
 	# period): none may outnumber the sockredir processes (others, on other
 	# ports) for long.
 	for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
-		progs=$(bpftool prog show 2>/dev/null | grep -c 'name redir_msg ' || true)
+		progs=$(bpftool prog show) || die "bpftool prog show failed: cannot check that sockredir's programs are gone"
+		progs=$(grep -c 'name redir_msg ' <<<"$progs" || true)
 		procs=$(pgrep -xc sockredir || true)
 		((progs <= procs)) && break
 		sleep 0.1
@@ -261,8 +266,7 @@ stop_bypass() {
 	((progs <= procs)) ||
 		die "sockredir's programs are still loaded ($progs redir_msg, $procs sockredir running; 'bpftool prog show')"
 	rm -f "$STATE_DIR/bypass.pid" "$STATE_DIR/bypass"
-	last=$(grep '^counters ' "$STATE_DIR/bypass.log" 2>/dev/null | tail -n1 || true)
-	say "bypass: sockredir stopped${cg:+, cgroup $cg removed}${last:+; its $last}"
+	say "bypass: sockredir stopped${cg:+, cgroup $cg removed}${last:+; its counters $last}"
 }
 
 # in_bypass CMD...: runs CMD in the bypass cgroup when there is one.
@@ -278,72 +282,15 @@ in_bypass() {
 	)
 }
 
-# Checks, once the process is gone, that nothing of the server is left.
-verify_clean() {
-	local server=$1 port=$2 cg
-	case $server in
-	ebpf)
-		# The kernel drops programs, link and map with the process; a
-		# killed server cannot remove its (empty) cgroup, so we do.
-		cg=$(ebpf_cgroup "$port")
-		if [[ -d $cg ]]; then
-			[[ ! -s $cg/cgroup.procs ]] ||
-				die "cgroup $cg still holds processes: $(tr '\n' ' ' <"$cg/cgroup.procs")"
-			rmdir "$cg" || die "cannot remove $cg"
-			say "removed the empty cgroup $cg left by a killed server"
-		fi
-		if bpftool prog show 2>/dev/null | grep -qE 'name (echo_sockops|echo_verdict) '; then
-			die "BPF programs echo_sockops/echo_verdict are still loaded ('bpftool prog show'); is another ebpf-echo-server running?"
-		fi
-		if bpftool cgroup tree 2>/dev/null | grep -q echo_sockops; then
-			die "echo_sockops is still attached to a cgroup ('bpftool cgroup tree')"
-		fi
-		;;
-	kecho)
-		! module_loaded kecho || die "the kecho module is still loaded"
-		;;
-	esac
-}
-
-# Server-specific lines for status.
-server_status() {
-	local server=$1 pid=$2
-	case $server in
-	ebpf)
-		# On SIGUSR1 the server writes its counters to its log.
-		kill -USR1 "$pid" 2>/dev/null && sleep 0.2
-		echo "cgroup:      $(ebpf_cgroup "$(state port)")"
-		grep '^counters ' "$STATE_DIR/server.log" | tail -n1
-		;;
-	kecho)
-		echo "counters:    $(cat /proc/kecho 2>/dev/null)"
-		;;
-	esac
-}
-
 # ---- state ----------------------------------------------------------------
-
-state() { cat "$STATE_DIR/$1" 2>/dev/null || true; }
-
-# True when pid is a live process (not a zombie) running binary exe.
-alive() {
-	local pid=$1 exe=${2:-} stat
-	[[ -n $pid ]] || return 1
-	# The process may vanish (and bash reap it) at any moment: read, do not
-	# test and then read. A failed $(<file) would end the script under -e.
-	{ read -r stat <"/proc/$pid/stat"; } 2>/dev/null || return 1
-	stat=${stat##*) }
-	[[ ${stat%% *} != Z ]] || return 1
-	[[ -z $exe || $(readlink "/proc/$pid/exe" 2>/dev/null) == "$exe" ]]
-}
 
 # Listening TCP sockets on a port, as ss prints them (empty if none).
 listeners() {
-	ss -Htln "sport = :$1" 2>/dev/null || true
+	in_netns ss -Htln "sport = :$1" 2>/dev/null || true
 }
 
 port_owner() {
-	ss -Htlnp "sport = :$1" 2>/dev/null | grep -o 'users:.*' | head -n1 || true
+	in_netns ss -Htlnp "sport = :$1" 2>/dev/null | grep -o 'users:.*' | head -n1 || true
 }
 
 # Raises a sysctl to at least a value and remembers the original.
@@ -351,12 +298,12 @@ raise_sysctl() {
 	local key=$1 want=$2 cur
 	# Some keys are global, not per network namespace: a namespace has
 	# none of its own to raise (compare --netns).
-	if ! cur=$(sysctl -n "$key" 2>/dev/null); then
+	if ! cur=$(in_netns sysctl -n "$key" 2>/dev/null); then
 		say "not raising $key: there is none in this network namespace"
 		return 0
 	fi
 	if ((cur < want)); then
-		sysctl -qw "$key=$want"
+		in_netns sysctl -qw "$key=$want"
 		echo "$key $cur" >>"$STATE_DIR/sysctl.orig"
 		say "raised $key $cur -> $want (restored on stop)"
 	fi
@@ -366,7 +313,7 @@ restore_sysctls() {
 	local key val
 	[[ -f $STATE_DIR/sysctl.orig ]] || return 0
 	while read -r key val; do
-		sysctl -qw "$key=$val" && say "restored $key = $val"
+		in_netns sysctl -qw "$key=$val" && say "restored $key = $val"
 	done <"$STATE_DIR/sysctl.orig"
 	rm -f "$STATE_DIR/sysctl.orig"
 }
@@ -375,20 +322,8 @@ restore_sysctls() {
 
 # One real echo round trip: the only proof that a server serves.
 echo_ok() {
-	"$BENCH" -t 1 -r 1 -s 64 -T 500 -q -p "$1" -l probe -o /dev/null \
+	in_netns "$BENCH" -t 1 -r 1 -s 64 -T 500 -q -p "$1" -l probe -o /dev/null \
 		>/dev/null 2>&1
-}
-
-module_loaded() { grep -q "^$1 " /proc/modules 2>/dev/null; }
-
-# Is the recorded server still there? A process, or for kecho the module.
-running() {
-	local server=$1 pid=$2 exe=$3
-	if [[ $server == kecho ]]; then
-		module_loaded kecho
-	else
-		alive "$pid" "$exe"
-	fi
 }
 
 # Kernel log lines since the server started.
@@ -396,61 +331,22 @@ new_dmesg() {
 	dmesg 2>/dev/null | tail -n +"$(($(state dmesg.lines) + 1))"
 }
 
-# Starts SERVER; sets pid (empty for the module). Output goes to the log.
-launch() {
-	local server=$1 port=$2 bin
-	shift 2
-	bin=$(server_binary "$server")
-	echo "$bin" >"$STATE_DIR/exe"
-	if [[ $server == kecho ]]; then
-		# SERVER-ARGS are module parameters here: mode=bound, backlog=N.
-		if ! insmod "$bin" port="$port" "$@" >"$STATE_DIR/server.log" 2>&1; then
-			new_dmesg | grep -i kecho >>"$STATE_DIR/server.log"
-			sed 's/^/  | /' "$STATE_DIR/server.log" >&2
-			restore_sysctls
-			rm -rf "$STATE_DIR"
-			die "insmod kecho.ko failed (its messages are above)"
-		fi
-		pid=
-		return 0
-	fi
-	if ((BYPASS)); then
-		# The server joins the cgroup before it opens its listener: a
-		# socket belongs to the cgroup of the process that made it.
-		start_bypass "$port"
-		# shellcheck disable=SC2016 # expanded by that bash
-		setsid bash -c 'echo "$$" >"$1/cgroup.procs" && exec "${@:2}"' \
-			run.sh "$(state bypass)" "$bin" --port "$port" "$@" \
-			</dev/null >"$STATE_DIR/server.log" 2>&1 &
-		pid=$!
-		wait_exec "$pid" "$bin"
-		return 0
-	fi
-	setsid "$bin" --port "$port" "$@" </dev/null >"$STATE_DIR/server.log" 2>&1 &
-	pid=$!
-}
-
-# Waits (up to a second) until a started shell has become binary exe.
-wait_exec() {
-	local pid=$1 exe=$2 i
-	for ((i = 0; i < 100; i++)); do
-		[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$exe" ]] && return 0
-		alive "$pid" || return 0	# start_server reports it
-		sleep 0.01
-	done
+# Forgets a server that never served, undoing what its start did.
+abandon_start() {
+	stop_bypass >/dev/null
+	restore_sysctls
+	rm -rf "$STATE_DIR"
 }
 
 start_server() {
-	local server=$1 port=$2 why pid i
+	local server=$1 port=$2 why pid="" i
 	shift 2
 	need_root "$server"
-	why=$(server_unavailable "$server")
-	[[ -z $why ]] || die "cannot start $server: $why"
+	why=$(server_unavailable "$server" "$( ((BYPASS)) && echo --bypass)")
+	[[ -z $why ]] || die "cannot start ${server}$( ((BYPASS)) && echo ' with the bypass'): $why"
 	if ((BYPASS)); then
-		[[ $server == user ]] ||
-			usage_error "--bypass goes with the user server only (ebpf's sockets are in its own sockmap; kecho's are the kernel's)"
-		why=$(bypass_unavailable)
-		[[ -z $why ]] || die "cannot start the bypass: $why"
+		[[ $(server_get "$server" kind) == process ]] ||
+			usage_error "--bypass goes with a process server (user): ebpf's sockets are in its own sockmap, kecho's are the kernel's"
 		ensure_built ebpf
 	fi
 	ensure_built "$server"
@@ -462,28 +358,35 @@ start_server() {
 
 	mkdir -p "$STATE_DIR"
 	: >"$STATE_DIR/sysctl.orig"
+	echo "$NETNS" >"$STATE_DIR/netns"
 	raise_sysctl net.core.somaxconn "$WANT_BACKLOG"
 	raise_sysctl net.ipv4.tcp_max_syn_backlog "$WANT_BACKLOG"
 	raise_sysctl net.ipv4.tcp_max_tw_buckets "$WANT_TW_BUCKETS"
 	raise_sysctl net.core.netdev_max_backlog "$WANT_NETDEV_BACKLOG"
 	dmesg 2>/dev/null | wc -l >"$STATE_DIR/dmesg.lines"
-
-	launch "$server" "$port" "$@"
 	echo "$server" >"$STATE_DIR/server"
-	echo "$pid" >"$STATE_DIR/pid"
 	echo "$port" >"$STATE_DIR/port"
 	echo "$*" >"$STATE_DIR/args"
 	date +%s >"$STATE_DIR/started"
 
+	((BYPASS)) && start_bypass "$port"
+	if ! server_hook "$server" start "$port" "$@" >>"$LOG" 2>&1; then
+		new_dmesg | grep -i "$server" >>"$LOG"
+		sed 's/^/  | /' "$LOG" >&2
+		abandon_start
+		die "$server did not start (its messages are above)"
+	fi
+	echo "$pid" >"$STATE_DIR/pid"
+
 	for ((i = 0; i < READY_TIMEOUT_S * 10; i++)); do
-		if ! running "$server" "$pid" "$(state exe)"; then
+		if ! server_hook "$server" running; then
 			[[ -z $pid ]] || wait "$pid" 2>/dev/null || true
-			sed 's/^/  | /' "$STATE_DIR/server.log" >&2
+			sed 's/^/  | /' "$LOG" >&2
 			stop_server quiet
 			die "$server exited before it served (its output is above)"
 		fi
 		if echo_ok "$port"; then
-			say "$server running: ${pid:+pid $pid, }port $port (log: $STATE_DIR/server.log)"
+			say "$server running: ${pid:+pid $pid, }port $port (log: $LOG)"
 			((BYPASS)) && say "bypass: clients take it only inside its cgroup: sudo ./run.sh client ./bench/bench -p $port" &&
 				say "bypass: never a client that receives with splice() there: its bytes would never arrive (README)"
 			return 0
@@ -491,55 +394,32 @@ start_server() {
 		sleep 0.1
 	done
 	stop_server quiet
-	die "$server did not answer an echo on port $port within ${READY_TIMEOUT_S}s; its log was $STATE_DIR/server.log"
-}
-
-# Ends a server process: SIGTERM, then SIGKILL after a grace period.
-terminate() {
-	local server=$1 pid=$2 exe=$3 i
-	kill -TERM "$pid" 2>/dev/null || true
-	for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
-		alive "$pid" "$exe" || break
-		sleep 0.1
-	done
-	if alive "$pid" "$exe"; then
-		say "$server (pid $pid) ignored SIGTERM for ${STOP_TIMEOUT_S}s: killing it"
-		kill -KILL "$pid" 2>/dev/null || true
-		sleep 0.2
-	fi
-	wait "$pid" 2>/dev/null || true
-	! alive "$pid" "$exe" || die "$server (pid $pid) is still running after SIGKILL"
+	die "$server did not answer an echo on port $port within ${READY_TIMEOUT_S}s; its log was $LOG"
 }
 
 # stop_server [quiet]: stops the running server, then checks the cleanup.
 stop_server() {
-	local quiet=${1:-} server pid port exe gone_before='' bad
+	local quiet=${1:-} server pid port gone_before='' bad
 	server=$(state server)
+	NETNS=$(state netns)
 	if [[ -z $server ]]; then
 		# A start that died half-way leaves state but no server: undo
 		# what it did (a sockredir, raised sysctls) before forgetting it.
-		if [[ -d $STATE_DIR ]]; then
-			stop_bypass
-			restore_sysctls
-			rm -rf "$STATE_DIR"
-		fi
+		[[ ! -d $STATE_DIR ]] || abandon_start
 		[[ -n $quiet ]] || say "no server is running"
 		return 0
 	fi
 	pid=$(state pid)
 	port=$(state port)
-	exe=$(state exe)
 
-	if ! running "$server" "$pid" "$exe"; then
+	if ! server_hook "$server" running; then
 		gone_before=1
-	elif [[ $server == kecho ]]; then
-		rmmod kecho || die "rmmod kecho failed; see dmesg"
 	else
-		terminate "$server" "$pid" "$exe"
+		server_hook "$server" stop
 	fi
 	stop_bypass
 	restore_sysctls
-	verify_clean "$server" "$port"
+	server_hook "$server" clean "$port"
 
 	[[ -z $(listeners "$port") ]] ||
 		die "$server stopped but port $port is still listening ($(port_owner "$port"))"
@@ -560,25 +440,26 @@ show_status() {
 		echo "no server is running"
 		return 0
 	fi
+	NETNS=$(state netns)
 	pid=$(state pid)
 	port=$(state port)
 	started=$(state started)
-	if ! running "$server" "$pid" "$(state exe)"; then
+	if ! server_hook "$server" running; then
 		echo "$server${pid:+ (pid $pid)} is gone (crashed or killed); './run.sh stop' cleans up"
 		return 1
 	fi
-	conns=$(ss -Htn state established "sport = :$port" 2>/dev/null | wc -l)
+	conns=$(in_netns ss -Htn state established "sport = :$port" 2>/dev/null | wc -l)
 	echo "server:      $server"
 	echo "pid:         ${pid:-(kernel module)}"
 	echo "port:        $port"
 	echo "args:        $(state args)"
 	echo "uptime:      $(($(date +%s) - ${started:-0}))s"
 	echo "connections: $conns established"
-	echo "log:         $STATE_DIR/server.log"
+	echo "log:         $LOG"
 	if [[ -s $STATE_DIR/sysctl.orig ]]; then
 		echo "raised:      $(awk '{printf "%s (was %s) ", $1, $2}' "$STATE_DIR/sysctl.orig")"
 	fi
-	server_status "$server" "$pid"
+	server_hook "$server" status
 	bypass_status
 }
 
@@ -590,27 +471,28 @@ bypass_status() {
 		echo "bypass:      sockredir (pid $pid) is gone: no bypass; './run.sh stop' cleans up"
 		return 0
 	fi
-	# On SIGUSR1 sockredir writes its counters to its log.
-	kill -USR1 "$pid" 2>/dev/null && sleep 0.2
 	echo "bypass:      sockredir pid $pid, cgroup $(state bypass)"
-	echo "             $(grep '^counters ' "$STATE_DIR/bypass.log" | tail -n1)"
+	echo "             counters $(bpf_counters "$pid" redir_counters)"
 }
 
-# bench SERVER [--port N] [--out DIR] [bench args]: the main job in one
-# command.
-run_bench() {
-	local server=$1 port=$DEFAULT_PORT dir='' out rc=0
-	shift
+# ---- commands ---------------------------------------------------------------
+
+# parse_options OPTION...: the options run.sh's commands share, --port N
+# (into opt_port), --out DIR (into opt_out) and --bypass, up to the first
+# other word; what follows is left in ARGS.
+parse_options() {
+	opt_port=$DEFAULT_PORT
+	opt_out=
 	while (($#)); do
 		case $1 in
 		--port)
 			[[ $# -ge 2 ]] || usage_error "--port needs a value"
-			port=$(parse_port "$2")
+			opt_port=$(parse_port "$2")
 			shift 2
 			;;
 		--out)
 			[[ $# -ge 2 ]] || usage_error "--out needs a directory"
-			dir=$2
+			opt_out=$2
 			shift 2
 			;;
 		--bypass)
@@ -620,13 +502,42 @@ run_bench() {
 		*) break ;;
 		esac
 	done
+	ARGS=("$@")
+}
+
+# SERVER [--port N] [--bypass] [-- SERVER-ARGS...]
+cmd_start() {
+	local server=$1
+	shift
+	parse_options "$@"
+	[[ -z $opt_out ]] || usage_error "$server: --out goes with bench"
+	if ((${#ARGS[@]})); then
+		[[ ${ARGS[0]} == -- ]] ||
+			usage_error "$server: unknown option '${ARGS[0]}' (server arguments go after --)"
+		ARGS=("${ARGS[@]:1}")
+	fi
+	start_server "$server" "$opt_port" "${ARGS[@]}"
+}
+
+# bench SERVER [--port N] [--out DIR] [--bypass] [bench args]: the main
+# job in one command.
+cmd_bench() {
+	local server=$1 port dir out rc=0
+	shift
+	parse_options "$@"
+	set -- "${ARGS[@]}"
+	port=$opt_port
+	dir=$opt_out
 	if ((BYPASS)); then
-		[[ $server == user ]] || usage_error "--bypass goes with the user server only"
+		grep -q " $server " <<<"$(bypass_variants)" ||
+			usage_error "--bypass goes with the user server only"
 		# Without and with, same flags, one after the other, waiting out
 		# the first run's TIME_WAIT sockets: what compare does.
-		say "bench user --bypass: user without, then with the bypass (run.sh compare --bypass --repeat 1)"
-		ECHOLAB_PORT=$port exec "$ROOT/scripts/compare.sh" --bypass --repeat 1 \
-			${dir:+--out "$dir"} "$@"
+		say "bench $server --bypass: $server without, then with the bypass (run.sh compare --bypass --repeat 1)"
+		BYPASS=0
+		PORT=$port
+		compare_main --bypass --repeat 1 ${dir:+--out "$dir"} "$@"
+		return
 	fi
 	start_server "$server" "$port"
 	# Beside hand-run benches (bench's own default), where make plots
@@ -648,35 +559,14 @@ run_bench() {
 	return "$rc"
 }
 
-# The kernel release the guest boots; kecho.ko must be built for it.
-build_for_guest() {
-	local kver
-	kver=$("$ROOT/vm/run-vm.sh" --print-kernel) || exit 1
-	make -C "$ROOT" --no-print-directory bench user ebpf ftrace tests >/dev/null ||
-		die "the build failed: run 'make all' to see why"
-	if [[ ! -e $ROOT/kecho/kecho.ko || $(kecho_vermagic) != "$kver" ]]; then
-		say "building kecho.ko for the guest kernel $kver"
-		make -C "$ROOT/kecho" --no-print-directory clean >/dev/null
-		make -C "$ROOT/kecho" --no-print-directory KDIR="/lib/modules/$kver/build" >/dev/null ||
-			die "building kecho.ko for $kver failed: run 'make -C kecho KDIR=/lib/modules/$kver/build'"
-	fi
-}
-
 # --vm SERVER [--port N] [bench args]: start SERVER and bench it in the
 # qemu guest; the raw file comes back to results/runs/.
-run_in_vm() {
-	local server=$1 dir rc
+cmd_vm() {
+	local server=$1 dir rc=0
 	shift
 	need_root --vm
-	[[ -x $ROOT/vm/run-vm.sh ]] || die "the qemu guest harness (vm/) is missing"
-	build_for_guest
 	dir=$ROOT/results/runs/$(date +%Y%m%d-%H%M%S)-vm-$server
-	mkdir -p "$dir"
-	# The guest's /out is $dir here: say so in its output.
-	"$ROOT/vm/run-vm.sh" --timeout "${VM_TIMEOUT:-1800}" --out "$dir" -- \
-		env ECHOLAB_WHERE=vm ./run.sh bench "$server" --out /out "$@" |
-		sed -u "s|/out\([/\`]\)|$dir\1|g"
-	rc=${PIPESTATUS[0]}
+	in_guest "$dir" "${VM_TIMEOUT:-1800}" ./run.sh bench "$server" --out /out "$@" || rc=$?
 	# bench user --bypass is a comparison: the guest has no gnuplot.
 	if [[ -e $dir/summary.md ]]; then
 		"$ROOT/results/plot.sh" "$dir" | sed 's/^/  /'
@@ -686,7 +576,7 @@ run_in_vm() {
 }
 
 main() {
-	local cmd=${1:-} port=$DEFAULT_PORT server
+	local cmd=${1:-} server
 	[[ -n $cmd ]] || usage_error "no command: name a server (${SERVERS[*]}), or bench, stop, status"
 	shift
 	case $cmd in
@@ -703,30 +593,17 @@ main() {
 		show_status
 		;;
 	compare)
-		exec "$ROOT/scripts/compare.sh" "$@"
+		compare_main "$@"
 		;;
 	--vm)
 		server=${1:-}
 		shift || true
-		[[ $server != compare ]] || exec "$ROOT/scripts/compare.sh" --vm "$@"
+		if [[ $server == compare ]]; then
+			compare_main --vm "$@"
+			return
+		fi
 		is_server "$server" || usage_error "--vm: name a server (${SERVERS[*]}) or compare"
-		run_in_vm "$server" "$@"
-		;;
-	vm-build) # for scripts: build everything the guest needs
-		build_for_guest
-		;;
-	entries) # for scripts: what compare measures, "label server [start options]"
-		printf '%s\n' "user user" "user-w2 user -- -w 2" "user-bypass user --bypass" "ebpf ebpf" \
-			"kecho-unbound kecho -- mode=unbound" "kecho-bound kecho -- mode=bound" \
-			"kecho-kthread kecho -- mode=kthread"
-		;;
-	servers) # for scripts: the servers, in order
-		printf '%s\n' "${SERVERS[@]}"
-		;;
-	why-not) # for scripts: why SERVER [start options] cannot run, or nothing
-		is_server "${1:-}" || usage_error "why-not: unknown server '${1:-}'"
-		server_unavailable "$1"
-		[[ " $* " != *" --bypass "* ]] || bypass_unavailable
+		cmd_vm "$server" "$@"
 		;;
 	client)
 		(($#)) || usage_error "client: name a command, e.g. sudo ./run.sh client ./bench/bench -t 1000"
@@ -737,29 +614,11 @@ main() {
 		server=${1:-}
 		is_server "$server" || usage_error "bench: unknown server '$server' (servers: ${SERVERS[*]})"
 		shift
-		run_bench "$server" "$@"
+		cmd_bench "$server" "$@"
 		;;
 	*)
 		is_server "$cmd" || usage_error "unknown server or command '$cmd' (servers: ${SERVERS[*]})"
-		while (($#)); do
-			case $1 in
-			--port)
-				[[ $# -ge 2 ]] || usage_error "--port needs a value"
-				port=$(parse_port "$2")
-				shift 2
-				;;
-			--bypass)
-				BYPASS=1
-				shift
-				;;
-			--)
-				shift
-				break
-				;;
-			*) usage_error "$cmd: unknown option '$1' (server arguments go after --)" ;;
-			esac
-		done
-		start_server "$cmd" "$port" "$@"
+		cmd_start "$cmd" "$@"
 		;;
 	esac
 }

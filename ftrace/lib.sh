@@ -12,6 +12,10 @@
 
 FTRACE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$FTRACE_DIR/.." && pwd)
+# shellcheck source=servers/lib.sh
+source "$ROOT/servers/lib.sh"
+# shellcheck source=vm/lib.sh
+source "$ROOT/vm/lib.sh"
 RUN=$ROOT/run.sh
 BENCH=$ROOT/bench/bench
 T=/sys/kernel/tracing
@@ -134,9 +138,7 @@ start_server() {
 }
 
 # The pid of the running server's process (none for kecho).
-server_pid() {
-	cat /run/echolab/pid 2>/dev/null || true
-}
+server_pid() { state pid; }
 
 # run_bench: bench with $bench_args in the background, so that a signal
 # reaches our trap at once; its summary line lands in $summary.
@@ -150,27 +152,17 @@ run_bench() {
 	((rc == 0)) || say "warning: bench exited $rc: $summary"
 }
 
-# What the guest needs: the servers, bench, kecho.ko for its kernel, funclat.
-vm_build() {
-	"$RUN" vm-build >&2 || die "cannot build for the guest (see above)"
-	make -C "$FTRACE_DIR" --no-print-directory >/dev/null ||
-		die "building ftrace/funclat failed: run 'make -C ftrace' to see why"
-}
-
-# in_guest ARGS...: this script again, in the qemu guest, with the same
-# arguments minus --vm and --out; what it writes to /out lands in $out.
-# --out /out goes first: what follows a -- belongs to bench.
-in_guest() {
+# rerun_in_guest ARGS...: this script again, in the qemu guest, with the
+# same arguments minus --vm and --out; what it writes to /out lands in
+# $out. --out /out goes first: what follows a -- belongs to bench.
+rerun_in_guest() {
 	local a=() x skip=0
 	for x in "$@"; do
 		((skip)) && { skip=0; continue; }
 		case $x in --vm) continue ;; --out) skip=1; continue ;; esac
 		a+=("$x")
 	done
-	mkdir -p "$out"
-	vm_build
-	"$ROOT/vm/run-vm.sh" --timeout 600 --out "$out" -- \
-		bash "ftrace/${0##*/}" --out /out "${a[@]}"
+	in_guest "$out" 600 bash "ftrace/${0##*/}" --out /out "${a[@]}"
 }
 
 # Newest results directory, or a new one (results/DATE-ftrace).

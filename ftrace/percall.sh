@@ -105,12 +105,14 @@ main() {
 	local vm=0 args=("$@")
 	while (($#)); do
 		case $1 in
-		user | ebpf | kecho) servers+=("$1") ;;
 		--vm) vm=1 ;;
 		--out) out=${2:?--out needs a directory}; shift ;;
 		-h | --help) usage; exit 0 ;;
 		--) shift; bench_args=("$@"); break ;;
-		*) echo "percall.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+		*)
+			is_server "$1" || { echo "percall.sh: unknown argument '$1' (servers: ${SERVERS[*]})" >&2; usage >&2; exit 2; }
+			servers+=("$1")
+			;;
 		esac
 		shift
 	done
@@ -119,12 +121,13 @@ main() {
 	[[ -n $out ]] || out=$(results_dir)
 	mkdir -p "$out"
 	if ((vm)); then
-		in_guest "${args[@]}"
+		rerun_in_guest "${args[@]}"
 		exit
 	fi
 	if ((${#servers[@]} == 0)); then
-		servers=(user ebpf)
-		[[ -e /proc/modules ]] && servers+=(kecho)
+		for s in "${SERVERS[@]}"; do
+			[[ -n $(server_unavailable "$s") ]] || servers+=("$s")
+		done
 	fi
 	ftrace_traps
 	tracefs_mount

@@ -25,14 +25,9 @@ usage() {
 	sed -n '/^#   sudo/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"
 }
 
-# Default functions per server; those this kernel lacks are dropped.
-default_functions() {
-	case $1 in
-	user) echo __sys_recvfrom __sys_sendto sock_recvmsg sock_sendmsg tcp_recvmsg tcp_sendmsg do_epoll_wait ep_poll ;;
-	ebpf) echo sk_psock_verdict_data_ready tcp_read_skb sk_psock_verdict_recv sk_psock_verdict_apply sk_psock_skb_redirect sk_psock_backlog skb_send_sock tcp_bpf_recvmsg ;;
-	kecho) echo kecho_work kernel_recvmsg kernel_sendmsg tcp_recvmsg tcp_sendmsg ;;
-	esac
-}
+# Default functions per server (its declaration's trace=); those this
+# kernel lacks are dropped.
+default_functions() { server_get "$1" trace; }
 
 # function_exists NAME: in available_filter_functions, else in kallsyms.
 function_exists() {
@@ -58,23 +53,25 @@ main() {
 	out=
 	while (($#)); do
 		case $1 in
-		user | ebpf | kecho) server=$1 ;;
 		--vm) vm=1 ;;
 		--out) out=${2:?--out needs a directory}; shift ;;
 		--function) funcs+=("${2:?--function needs a name}"); shift ;;
 		--server-arg) server_args+=("${2:?--server-arg needs a value}"); shift ;;
 		-h | --help) usage; exit 0 ;;
 		--) shift; bench_args=("$@"); break ;;
-		*) echo "trace.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+		*)
+			is_server "$1" || { echo "trace.sh: unknown argument '$1' (servers: ${SERVERS[*]})" >&2; usage >&2; exit 2; }
+			server=$1
+			;;
 		esac
 		shift
 	done
-	[[ -n $server ]] || { echo "trace.sh: which server? user, ebpf or kecho" >&2; exit 2; }
+	[[ -n $server ]] || { echo "trace.sh: which server? ${SERVERS[*]}" >&2; exit 2; }
 	((${#bench_args[@]})) || bench_args=(-t 10 -r 10 -m 20)
 	need_root
 	[[ -n $out ]] || out=$(results_dir)
 	if ((vm)); then
-		in_guest "${args[@]}"
+		rerun_in_guest "${args[@]}"
 		exit
 	fi
 	mkdir -p "$out"

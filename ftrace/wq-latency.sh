@@ -25,13 +25,8 @@ usage() {
 	sed -n '/^#   sudo/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"
 }
 
-default_work_function() {
-	case $1 in
-	kecho) echo kecho_work ;;
-	ebpf) echo sk_psock_backlog ;;
-	*) echo '' ;;
-	esac
-}
+# The function that runs the server's deferred work (its declaration's work=).
+default_work_function() { server_get "$1" work; }
 
 # intervals TRACE FUNCTION PREFIX: writes PREFIX-queue.dat, -exec.dat, -kthread.dat
 intervals() {
@@ -147,7 +142,6 @@ main() {
 	bench_args=()
 	while (($#)); do
 		case $1 in
-		user | ebpf | kecho) server=$1 ;;
 		--vm) vm=1 ;;
 		--out) out=${2:?--out needs a directory}; shift ;;
 		--mode) modes+=("${2:?--mode needs unbound, bound or kthread}"); shift ;;
@@ -155,11 +149,14 @@ main() {
 		--plot-only) plot_only=1 ;;
 		-h | --help) usage; exit 0 ;;
 		--) shift; bench_args=("$@"); break ;;
-		*) echo "wq-latency.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+		*)
+			is_server "$1" || { echo "wq-latency.sh: unknown argument '$1' (servers: ${SERVERS[*]})" >&2; usage >&2; exit 2; }
+			server=$1
+			;;
 		esac
 		shift
 	done
-	[[ -n $server ]] || { echo "wq-latency.sh: which server? kecho, ebpf or user" >&2; exit 2; }
+	[[ -n $server ]] || { echo "wq-latency.sh: which server? ${SERVERS[*]}" >&2; exit 2; }
 	((${#bench_args[@]})) || bench_args=(-t 10 -r 10 -m 10)
 	[[ -n $fn ]] || fn=$(default_work_function "$server")
 	[[ -n $out ]] || out=$(results_dir)
@@ -172,7 +169,7 @@ main() {
 	fi
 	need_root
 	if ((vm)); then
-		in_guest "${args[@]}" || exit
+		rerun_in_guest "${args[@]}" || exit
 		where="vm" plot "$server"
 		exit 0
 	fi

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # plot.sh [DIR] - draw a results directory from its raw files alone.
 #
-# DIR holds bench raw files (*.tsv, '# label=' names the server; several
+# DIR holds bench raw files (*.tsv or *.tsv.gz, '# label=' names the server; several
 # files of one server are its repetitions, pooled). Default: the newest
 # results directory, or the newest day of hand-run benches under
 # results/runs/ (ECHOLAB_RUNS_DIR), where only each server's newest run is
@@ -20,10 +20,12 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Each server's variants, their plot order and colours (servers/*.sh).
+# shellcheck source=servers/lib.sh
+source "$ROOT/servers/lib.sh"
 BENCH=$ROOT/bench/bench
 RUNS=${ECHOLAB_RUNS_DIR:-$ROOT/results/runs}
 METRIC=${METRIC:-auto}
-ORDER=(user user-w2 user-bypass ebpf kecho kecho-unbound kecho-bound kecho-kthread)
 
 die() {
 	echo "plot.sh: $*" >&2
@@ -31,41 +33,38 @@ die() {
 }
 
 # The header lines only: raw files hold millions of samples below them.
-meta() { sed -n "/^#/!q; s/^# $2=//p" "$1" | head -n1; }
+# Committed ones are gzipped; gzip -f passes plain files through.
+# (sed stops reading at the first row: gzip's broken pipe is expected.)
+meta() { { gzip -dcf "$1" 2>/dev/null || true; } | sed -n "/^#/!q; s/^# $2=//p" | head -n1; }
 
+# raw_files DIR: its raw files, plain or gzipped.
+raw_files() { { compgen -G "$1/*.tsv" || true; compgen -G "$1/*.tsv.gz" || true; } | sort; }
+
+# A label's declared colour; grey for one no declaration knows.
 colour() {
-	case $1 in
-	user) echo "#1f77b4" ;;
-	user-w2) echo "#aec7e8" ;;
-	user-bypass) echo "#17becf" ;;
-	ebpf) echo "#2ca02c" ;;
-	kecho | kecho-unbound) echo "#d62728" ;;
-	kecho-bound) echo "#ff7f0e" ;;
-	kecho-kthread) echo "#9467bd" ;;
-	*) echo "#7f7f7f" ;;
-	esac
+	local c
+	c=$(variant_get "$1" colour)
+	echo "${c:-#7f7f7f}"
 }
 
 newest_dir() {
 	local d newest=
 	for d in "$ROOT"/results/*/ "$RUNS"/*/; do
 		[[ -d $d && $d != "$ROOT/results/runs/" ]] || continue
-		compgen -G "$d*.tsv" >/dev/null || continue
+		[[ -n $(raw_files "${d%/}") ]] || continue
 		[[ -z $newest || $d -nt $newest ]] && newest=$d
 	done
 	echo "$newest"
 }
 
-# The servers present in DIR, in the suite's fixed order, then the rest.
+# The servers present in DIR, in their declared plot order (servers/*.sh),
+# then the undeclared ones by name.
 servers_in() {
-	local dir=$1 s
-	declare -A have=()
-	while read -r s; do have[$s]=1; done < <(
-		for f in "$dir"/*.tsv; do meta "$f" label; done | sort -u)
-	for s in "${ORDER[@]}"; do
-		[[ -n ${have[$s]:-} ]] && echo "$s" && unset "have[$s]"
-	done
-	for s in "${!have[@]}"; do echo "$s"; done | sort
+	local f s
+	for f in $(raw_files "$1"); do meta "$f" label; done | sort -u |
+		while read -r s; do
+			echo "$(variant_get "$s" order) $s"
+		done | sort -k1,1n -k2 | awk '{ print $NF }'
 }
 
 # A day of hand-run benches (results/runs/DATE/) draws each server's
@@ -74,7 +73,7 @@ hand_runs() { [[ $(cd "$1/.." && pwd) == "$(cd "$RUNS" 2>/dev/null && pwd)" ]]; 
 
 files_of() {
 	local dir=$1 server=$2 f newest=
-	for f in "$dir"/*.tsv; do
+	for f in $(raw_files "$dir"); do
 		[[ $(meta "$f" label) == "$server" ]] || continue
 		if hand_runs "$dir"; then
 			[[ -n $newest && ! $f -nt $newest ]] || newest=$f
@@ -125,9 +124,8 @@ main() {
 	[[ -n $dir ]] || dir=$(newest_dir)
 	[[ -n $dir ]] || die "no results yet: run 'sudo ./run.sh compare' or 'sudo ./run.sh bench user'"
 	dir=${dir%/}
-	compgen -G "$dir/*.tsv" >/dev/null || die "no raw files (*.tsv) in $dir"
-
-	first=$(compgen -G "$dir/*.tsv" | head -n1)
+	first=$(raw_files "$dir" | head -n1)
+	[[ -n $first ]] || die "no raw files (*.tsv, *.tsv.gz) in $dir"
 	where=$(meta "$first" where)
 	case $where in
 	vm) where="qemu guest (TCG: compare ratios only)" ;;
@@ -141,7 +139,7 @@ main() {
 	size="$(meta "$first" size) B"
 	key=$(meta "$first" sweep)
 	if [[ -n $key ]]; then
-		values=$(for f in "$dir"/*.tsv; do meta "$f" sweep_value; done |
+		values=$(for f in $(raw_files "$dir"); do meta "$f" sweep_value; done |
 			sort -nu | paste -sd, -)
 		[[ $key == threads ]] && threads="$values threads (swept)"
 		[[ $key == size ]] && size="$values B (swept)"
@@ -241,7 +239,7 @@ main() {
 # --sweep runs: p50/p99 and req/s against the swept value, per server.
 plot_sweep() {
 	local dir=$1 tmp=$2 key s v f line files
-	key=$(meta "$(compgen -G "$dir/*.tsv" | head -n1)" sweep)
+	key=$(meta "$(raw_files "$dir" | head -n1)" sweep)
 	[[ -n $key ]] || return 0
 	for s in "${servers[@]}"; do
 		: >"$tmp/$s.sweep"
@@ -255,7 +253,7 @@ plot_sweep() {
 			awk -v v="$v" -v p="$([[ $metric == arrival ]] && echo arrival_)" '
 				{ for (i = 2; i <= NF; i++) { split($i, kv, "="); m[kv[1]] = kv[2] }
 				print v "\t" m[p "p50_us"] "\t" m[p "p99_us"] "\t" m["rps"] }' <<<"$line" >>"$tmp/$s.sweep"
-		done < <(for f in "$dir"/*.tsv; do meta "$f" sweep_value; done | sort -un)
+		done < <(for f in $(raw_files "$dir"); do meta "$f" sweep_value; done | sort -un)
 	done
 	{
 		plot_common

@@ -1,13 +1,11 @@
-#!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# compare.sh - every server this place can run, measured alike; run through
-# `sudo ./run.sh compare`. See usage() or the README.
-set -euo pipefail
+# shellcheck shell=bash disable=SC2154,SC2034 # ROOT, BENCH, WHERE, NETNS: run.sh's
+# compare.sh - every server this place can run, measured alike: the library
+# behind `sudo ./run.sh compare`, which sources it and calls compare_main.
+# It starts and stops servers with run.sh's own functions (start_server,
+# stop_server, in_bypass), learns which there are from servers/lib.sh, and
+# runs itself again in the guest through vm/lib.sh. See compare_usage.
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RUN=$ROOT/run.sh
-BENCH=$ROOT/bench/bench
-PORT=${ECHOLAB_PORT:-12345}
 # TIME_WAIT sockets we accept before a measured run. connect() scans past
 # them for a free port with bottom halves off, which slows the client and
 # every echo: with 10,000 of them, 1000 x 10 had p99 476 ms instead of 56 ms.
@@ -19,8 +17,9 @@ NS_SRV_IP=10.213.0.1
 NS_CLI_IP=10.213.0.2
 
 # Set by the command line.
+PORT=12345	# run.sh bench --port sets it
 PLACE=native
-BYPASS=0
+COMPARE_BYPASS=0
 REPEAT=3
 SWEEP_KEY=
 SWEEP_VALUES=()
@@ -32,7 +31,7 @@ GUEST_ARGS=()	# the command line minus --vm, for the compare in the guest
 RUNNING=
 NETNS_UP=
 
-usage() {
+compare_usage() {
 	cat <<EOF
 Usage: sudo ./run.sh compare [--netns | --vm] [--bypass] [--repeat N]
                              [--sweep threads=1,10,100,1000 | --sweep size=64,1024]
@@ -56,20 +55,20 @@ The last line printed is 'results: DIR'.
 EOF
 }
 
-die() {
+compare_die() {
 	echo "compare: $*" >&2
 	exit 1
 }
 
-usage_error() {
+compare_usage_error() {
 	echo "compare: $*" >&2
 	echo "Try './run.sh compare --help'." >&2
 	exit 2
 }
 
-say() { echo "compare: $*"; }
+compare_say() { echo "compare: $*"; }
 
-parse_args() {
+compare_parse_args() {
 	local a skip_next=''
 	for a in "$@"; do
 		if [[ -n $skip_next ]]; then
@@ -83,61 +82,54 @@ parse_args() {
 	while (($#)); do
 		case $1 in
 		-h | --help)
-			usage
+			compare_usage
 			exit 0
 			;;
 		--netns) PLACE=netns ;;
 		--vm) PLACE=vm ;;
-		--bypass) BYPASS=1 ;;
+		--bypass) COMPARE_BYPASS=1 ;;
 		--repeat)
-			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--repeat needs a positive number"
+			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || compare_usage_error "--repeat needs a positive number"
 			REPEAT=$2
 			shift
 			;;
 		--sweep)
 			[[ ${2:-} =~ ^(threads|size)=[0-9]+(,[0-9]+)*$ ]] ||
-				usage_error "--sweep takes threads=N,N,... or size=N,N,..."
+				compare_usage_error "--sweep takes threads=N,N,... or size=N,N,..."
 			SWEEP_KEY=${2%%=*}
 			IFS=, read -ra SWEEP_VALUES <<<"${2#*=}"
 			shift
 			;;
 		--out)
-			[[ -n ${2:-} ]] || usage_error "--out needs a directory"
+			[[ -n ${2:-} ]] || compare_usage_error "--out needs a directory"
 			OUT=$2
 			shift
 			;;
 		-p | --port | -H | --host | -o | --output | -l | --label)
-			usage_error "$1 is set by compare itself"
+			compare_usage_error "$1 is set by compare itself"
 			;;
 		*) BENCH_ARGS+=("$1") ;;
 		esac
 		shift
 	done
-	if ((BYPASS)) && [[ $PLACE == netns ]]; then
-		usage_error "--bypass joins two sockets of one network stack; it has nothing to bypass between namespaces (use it without --netns)"
+	if ((COMPARE_BYPASS)) && [[ $PLACE == netns ]]; then
+		compare_usage_error "--bypass joins two sockets of one network stack; it has nothing to bypass between namespaces (use it without --netns)"
 	fi
 	((${#BENCH_ARGS[@]})) || BENCH_ARGS=(-t 1000 -r 10)
 	# bench judges its own flags (--help last: every flag is parsed first).
 	local err
 	err=$("$BENCH" "${BENCH_ARGS[@]}" --help 2>&1 >/dev/null) ||
-		usage_error "bad bench arguments '${BENCH_ARGS[*]}': ${err%%$'\n'*}"
+		compare_usage_error "bad bench arguments '${BENCH_ARGS[*]}': ${err%%$'\n'*}"
 }
 
 # ---- places -------------------------------------------------------------
 
-# Runs a command where the server lives. nsenter, not 'ip netns exec':
-# that one also remounts /sys, which hides the cgroup v2 mount under it.
-in_server() {
+# in_ns NS CMD...: CMD in that namespace of ours with --netns, else here.
+in_ns() {
+	local ns=$1
+	shift
 	if [[ $PLACE == netns ]]; then
-		nsenter --net="/run/netns/$NS_SRV" "$@"
-	else
-		"$@"
-	fi
-}
-
-in_client_ns() {
-	if [[ $PLACE == netns ]]; then
-		nsenter --net="/run/netns/$NS_CLI" "$@"
+		nsenter --net="/run/netns/$ns" "$@"
 	else
 		"$@"
 	fi
@@ -146,9 +138,9 @@ in_client_ns() {
 # The client also joins the bypass's cgroup when the server has one.
 in_client() {
 	if [[ $PLACE == netns ]]; then
-		nsenter --net="/run/netns/$NS_CLI" "$@"
+		in_ns "$NS_CLI" "$@"
 	else
-		"$RUN" client "$@"
+		in_bypass "$@"
 	fi
 }
 
@@ -173,7 +165,7 @@ netns_up() {
 	# Off loopback, TIME_WAIT reuse is off by default; 1000 x 10 rounds
 	# x 3 repetitions would run out of ports. This namespace is ours.
 	nsenter --net="/run/netns/$NS_CLI" sysctl -qw net.ipv4.tcp_tw_reuse=1
-	say "netns: $NS_SRV ($NS_SRV_IP) <-veth-> $NS_CLI ($NS_CLI_IP)"
+	compare_say "netns: $NS_SRV ($NS_SRV_IP) <-veth-> $NS_CLI ($NS_CLI_IP)"
 }
 
 netns_down() {
@@ -187,7 +179,7 @@ netns_down() {
 # Waits until the client side has room for another full run of connections.
 # shellcheck disable=SC2016 # an awk program, not shell
 time_wait() {
-	in_client_ns awk '/^TCP:/ { for (i = 2; i < NF; i++) if ($i == "tw") print $(i + 1) }' \
+	in_ns "$NS_CLI" awk '/^TCP:/ { for (i = 2; i < NF; i++) if ($i == "tw") print $(i + 1) }' \
 		/proc/net/sockstat
 }
 
@@ -196,10 +188,10 @@ drain_time_wait() {
 	for ((i = 0; i < TW_WAIT_S; i++)); do
 		n=$(time_wait)
 		((n <= TW_MAX)) && return 0
-		((i % 15)) || say "waiting for $n TIME_WAIT sockets to expire (below $TW_MAX: a clean run)"
+		((i % 15)) || compare_say "waiting for $n TIME_WAIT sockets to expire (below $TW_MAX: a clean run)"
 		sleep 1
 	done
-	say "warning: still $n TIME_WAIT sockets after ${TW_WAIT_S}s; going on"
+	compare_say "warning: still $n TIME_WAIT sockets after ${TW_WAIT_S}s; going on"
 }
 
 # bench_run SERVER FILE EXTRA-ARGS...: one measured run, summary to stdout.
@@ -216,12 +208,16 @@ measure_server() {
 	local label=$1 server=$2 rep file tag v
 	local args=()
 	shift 2
-	in_server "$RUN" "$server" --port "$PORT" "$@" 2>&1 | sed 's/^/  /'
+	# A subshell: a server that cannot start ends it, not the comparison.
+	(
+		[[ $PLACE != netns ]] || NETNS=$NS_SRV
+		cmd_start "$server" --port "$PORT" "$@"
+	) 2>&1 | sed 's/^/  /'
 	((PIPESTATUS[0] == 0)) || return 1
 	RUNNING=$server
 	# Warm-up: caches, page cache, BPF JIT, accept queue; not recorded.
 	in_client "$BENCH" -H "$(server_host)" -p "$PORT" -t 10 -r 10 -q -o /dev/null \
-		>/dev/null || say "warning: the warm-up against $label had failures"
+		>/dev/null || compare_say "warning: the warm-up against $label had failures"
 	for v in "${SWEEP_VALUES[@]:-}"; do
 		args=()
 		tag=
@@ -232,12 +228,12 @@ measure_server() {
 		for ((rep = 1; rep <= REPEAT; rep++)); do
 			drain_time_wait
 			file=$OUT/$label$tag-$rep.tsv
-			say "$label${tag:+ ($SWEEP_KEY=$v)}: run $rep of $REPEAT"
+			compare_say "$label${tag:+ ($SWEEP_KEY=$v)}: run $rep of $REPEAT"
 			bench_run "$label" "$file" --meta "repeat=$rep" "${args[@]}" -q |
 				tee -a "$OUT/summaries.txt"
 		done
 	done
-	in_server "$RUN" stop | sed 's/^/  /'
+	(stop_server) 2>&1 | sed 's/^/  /'
 	RUNNING=
 }
 
@@ -256,12 +252,12 @@ write_meta() {
 		echo "repeat=$REPEAT"
 		[[ -z $SWEEP_KEY ]] || echo "sweep=$SWEEP_KEY=$(IFS=,; echo "${SWEEP_VALUES[*]}")"
 		echo "client=$(client_mode)"
-		((BYPASS)) && echo "bypass=user-bypass: ebpf-echo/sockredir (sk_msg), server and bench in its cgroup"
+		((COMPARE_BYPASS)) && echo "bypass=user-bypass: ebpf-echo/sockredir (sk_msg), server and bench in its cgroup"
 		echo "nofile=$(ulimit -Sn)/$(ulimit -Hn)"
-		echo "somaxconn=$(in_server sysctl -n net.core.somaxconn) (run.sh raises it to >= 4096 while a server runs)"
-		echo "tcp_max_syn_backlog=$(in_server sysctl -n net.ipv4.tcp_max_syn_backlog) (likewise)"
-		echo "ip_local_port_range=$(in_client_ns sysctl -n net.ipv4.ip_local_port_range | tr '\t' -)"
-		echo "tcp_tw_reuse=$(in_client_ns sysctl -n net.ipv4.tcp_tw_reuse)"
+		echo "somaxconn=$(in_ns "$NS_SRV" sysctl -n net.core.somaxconn) (run.sh raises it to >= 4096 while a server runs)"
+		echo "tcp_max_syn_backlog=$(in_ns "$NS_SRV" sysctl -n net.ipv4.tcp_max_syn_backlog) (likewise)"
+		echo "ip_local_port_range=$(in_ns "$NS_CLI" sysctl -n net.ipv4.ip_local_port_range | tr '\t' -)"
+		echo "tcp_tw_reuse=$(in_ns "$NS_CLI" sysctl -n net.ipv4.tcp_tw_reuse)"
 		echo "git=${ECHOLAB_GIT:-$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)}"
 	} >"$f"
 }
@@ -345,7 +341,7 @@ write_summary() {
 # pooled_summary LABEL SWEEP-VALUE: bench's summary line over its runs.
 pooled_summary() {
 	local files=() f
-	for f in "$OUT/$1${SWEEP_KEY:+-$SWEEP_KEY$2}"-[0-9]*.tsv; do
+	for f in "$OUT/$1${SWEEP_KEY:+-$SWEEP_KEY$2}"-[0-9]*.tsv{,.gz}; do
 		[[ -e $f ]] && files+=("$f")
 	done
 	((${#files[@]} == 0)) || "$BENCH" --summarize "${files[@]}"
@@ -383,32 +379,28 @@ summary_row() {
 }
 
 # Stops what we started: the server, the namespaces. Safe to call twice.
-cleanup() {
-	[[ -z $RUNNING ]] || in_server "$RUN" stop >/dev/null 2>&1 || true
+compare_cleanup() {
+	[[ -z $RUNNING ]] || (stop_server) >/dev/null 2>&1 || true
 	RUNNING=
 	[[ -z $NETNS_UP ]] || netns_down
 }
 
-on_interrupt() {
+compare_interrupted() {
 	trap - INT TERM
 	echo
-	say "interrupted: stopping ${RUNNING:-nothing}; the raw files written so far stay in $OUT"
-	cleanup
+	compare_say "interrupted: stopping ${RUNNING:-nothing}; the raw files written so far stay in $OUT"
+	compare_cleanup
 	echo "results: $OUT"
 	exit 130
 }
 
 # --vm: the same comparison, run by the guest's own run.sh, into our OUT.
-run_in_vm() {
-	local rev rc
-	"$RUN" vm-build
+compare_in_guest() {
+	local rev rc=0
 	rev=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
-	mkdir -p "$OUT"
-	say "booting the qemu guest; everything below runs inside it"
-	"$ROOT/vm/run-vm.sh" --timeout "${VM_TIMEOUT:-5000}" --out "$OUT" -- \
-		env ECHOLAB_WHERE=vm ECHOLAB_GIT="$rev" ./run.sh compare --out /out "${GUEST_ARGS[@]}" |
-		sed -u "s|/out|$OUT|g"
-	rc=${PIPESTATUS[0]}
+	compare_say "booting the qemu guest; everything below runs inside it"
+	in_guest "$OUT" "${VM_TIMEOUT:-5000}" env ECHOLAB_GIT="$rev" \
+		./run.sh compare --out /out "${GUEST_ARGS[@]}" || rc=$?
 	# The guest has no gnuplot: the host draws, from the raw files alone.
 	if compgen -G "$OUT/*.tsv" >/dev/null; then
 		"$ROOT/results/plot.sh" "$OUT" | sed 's/^/  /'
@@ -417,48 +409,42 @@ run_in_vm() {
 	exit "$rc"
 }
 
-main() {
+compare_main() {
 	local label server args why
-	[[ $(id -u) -eq 0 ]] || die "compare needs root (it starts servers): run it with sudo"
+	[[ $(id -u) -eq 0 ]] || compare_die "compare needs root (it starts servers): run it with sudo"
 	[[ -x $BENCH ]] || make -C "$ROOT" --no-print-directory bench >/dev/null
-	parse_args "$@"
+	compare_parse_args "$@"
 	WHERE=${ECHOLAB_WHERE:-$PLACE}
 	OUT=${OUT:-$ROOT/results/$(date +%Y%m%d-%H%M%S)-$PLACE}
-	[[ $PLACE != vm ]] || run_in_vm
+	[[ $PLACE != vm ]] || compare_in_guest
 	mkdir -p "$OUT"
 	: >"$OUT/summaries.txt"
-	trap on_interrupt INT TERM
-	trap cleanup EXIT	# an error must not leave a server or a namespace
+	trap compare_interrupted INT TERM
+	trap compare_cleanup EXIT	# an error must not leave a server or a namespace
 	[[ $PLACE != netns ]] || netns_up
 	write_meta
 
 	MEASURED=()
 	SKIPPED=()
 	while read -r label server args; do
-		# --bypass: user without and with it; otherwise all but it.
-		if ((BYPASS)); then
-			[[ $label == user || " $args " == *" --bypass "* ]] || continue
-		else
-			[[ " $args " != *" --bypass "* ]] || continue
-		fi
 		# shellcheck disable=SC2086 # args: zero or more start options
-		why=$("$RUN" why-not "$server" $args)
+		why=$(server_unavailable "$server" $args)
 		if [[ -n $why ]]; then
-			say "$label: not measured here: $why"
+			compare_say "$label: not measured here: $why"
 			SKIPPED+=("\`$label\`: $why")
 			continue
 		fi
-		say "$label: start"
+		compare_say "$label: start"
 		# shellcheck disable=SC2086 # args: zero or more start options
 		if ! measure_server "$label" "$server" $args; then
-			say "$label: did not start (its message is above)"
+			compare_say "$label: did not start (its message is above)"
 			SKIPPED+=("\`$label\`: did not start here; \`sudo ./run.sh $server\` shows why")
 			continue
 		fi
 		MEASURED+=("$label")
-	done < <("$RUN" entries)
+	done < <(if ((COMPARE_BYPASS)); then bypass_variants; else variants; fi)
 	trap - INT TERM
-	cleanup
+	compare_cleanup
 
 	write_summary
 	# In the guest (no gnuplot) the host draws once the guest is done.
@@ -468,5 +454,3 @@ main() {
 	cat "$OUT/summary.md"
 	[[ $WHERE == vm ]] || echo "results: $OUT"	# the host says it, after plotting
 }
-
-main "$@"

@@ -9,7 +9,6 @@ source "$(dirname "$0")/lib.sh"
 need_root_or_skip_all
 
 SOCKREDIR=$ROOT/ebpf-echo/sockredir
-LOG=/run/echolab/bypass.log
 trap 'stop_all; pkill -f "user-echo-server -p $SPARE_PORT" 2>/dev/null' EXIT
 
 cgroup2=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") break }
@@ -21,12 +20,8 @@ if [[ ! -r /sys/kernel/btf/vmlinux || -z $cgroup2 ]]; then
 	exit 0
 fi
 
-# counters_line: sockredir's counters (it prints them on SIGUSR1).
-counters_line() {
-	kill -USR1 "$(cat /run/echolab/bypass.pid)"
-	sleep 0.3
-	grep '^counters ' "$LOG" | tail -n1
-}
+# sockredir's counters, as run.sh status reads them from its BPF map.
+counters_line() { "$RUN" status | sed -n 's/^ *counters \(socks_added=\)/\1/p'; }
 
 # grew BEFORE AFTER KEY: how much a counter grew.
 grew() { echo $(($(field "$2" "$3") - $(field "$1" "$3"))); }
@@ -230,7 +225,7 @@ loadraw=$(mktemp)
 "$RUN" client "$BENCH" -p "$PORT" -t 50 -d 4 -q -o "$loadraw" >"$loadout" 2>&1 &
 load=$!
 sleep 1.5
-kill -9 "$(cat /run/echolab/bypass.pid)"
+kill -9 "$(state bypass.pid)"
 wait "$load"
 ok $? "bypass/kill-9 under load: bench exit 0"
 is "$(field "$(cat "$loadout")" failed)" 0 "bypass/kill-9 under load: failed=0"
@@ -268,7 +263,7 @@ out=$("$RUN" user --bypass 2>&1)
 ok $(($? == 0)) "bypass/cannot-attach: run.sh user --bypass fails"
 like "$out" "another instance serves this port.*sockredir exited before it attached" \
 	"bypass/cannot-attach: says why"
-[[ ! -e /run/echolab ]] && port_free "$PORT"
+[[ ! -e $STATE_DIR ]] && port_free "$PORT"
 ok $? "bypass/cannot-attach: no state left, port free"
 kill "${PIDS[-1]}"
 wait "${PIDS[-1]}" 2>/dev/null
@@ -283,7 +278,7 @@ PIDS+=($!)
 for _ in $(seq 50); do [[ -d $CG ]] && break; sleep 0.1; done
 "$RUN" user --bypass >/dev/null 2>&1
 ok $(($? == 0)) "bypass/foreign: run.sh user --bypass fails"
-[[ ! -e /run/echolab && $(sysctl -n net.core.netdev_max_backlog) == "$backlog" ]]
+[[ ! -e $STATE_DIR && $(sysctl -n net.core.netdev_max_backlog) == "$backlog" ]]
 ok $? "bypass/foreign: no state left, sysctls as found"
 bpftool cgroup show "$CG" 2>/dev/null | grep -q redir_sockops
 ok $? "bypass/foreign: the other sockredir's cgroup and program untouched"

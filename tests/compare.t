@@ -21,14 +21,14 @@ trap cleanup EXIT
 
 is_png() { [[ $(head -c 8 "$1" 2>/dev/null | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]]; }
 
-# What compare measures ("label server [start options]") and what of it
-# can run here: the table must have one row for each of those. The bypass
-# entry is for compare --bypass only.
-mapfile -t entries < <("$RUN" entries | grep -v -- ' --bypass')
+# What compare measures ("label server [start options]", the declared
+# variants but the bypass) and what of it can run here: the table must
+# have one row for each of those.
+mapfile -t entries < <(variants)
 runnable=()
 for e in "${entries[@]}"; do
 	read -r label server _ <<<"$e"
-	[[ -n $("$RUN" why-not "$server") ]] || runnable+=("$label")
+	[[ -n $(server_unavailable "$server") ]] || runnable+=("$label")
 done
 
 plan 38
@@ -58,7 +58,7 @@ is "$(summary_rows "$TMP/native/summary.md" | grep '^user ')" "user 100 0" \
 unlisted=
 for e in "${entries[@]}"; do
 	read -r label server _ <<<"$e"
-	why=$("$RUN" why-not "$server")
+	why=$(server_unavailable "$server")
 	[[ -z $why ]] || grep -qF "\`$label\`: $why" "$TMP/native/summary.md" ||
 		unlisted+=" $label"
 done
@@ -74,7 +74,7 @@ ok $? "compare/plots: make plots RESULTS=dir exits 0"
 is_png "$TMP/native/boxplot.png" && is_png "$TMP/native/cdf.png"
 ok $? "compare/plots: boxplot and CDF redrawn"
 is "$(md5sum "$TMP"/native/*.tsv)" "$sums" "compare/plots: raw files untouched"
-[[ ! -e /run/echolab ]]
+[[ ! -e $STATE_DIR ]]
 ok $? "compare/plots: no server was started"
 
 # --sweep: the comparison for each value, plotted against it.
@@ -108,7 +108,7 @@ is_png "$TMP/bypass/scatter-user-bypass.png" && is_png "$TMP/bypass/boxplot.png"
 ok $? "compare/bypass: plotted"
 grep -q '^bypass=' "$TMP/bypass/meta.txt"
 ok $? "compare/bypass: meta.txt says what the bypass was"
-[[ ! -e /run/echolab ]] && ! pgrep -f 'sockredir --port' >/dev/null &&
+[[ ! -e $STATE_DIR ]] && ! pgrep -f 'sockredir --port' >/dev/null &&
 	! compgen -G "/sys/fs/cgroup/*/echolab-bypass-$PORT" >/dev/null &&
 	! compgen -G "/sys/fs/cgroup/echolab-bypass-$PORT" >/dev/null
 ok $? "compare/bypass: no server, sockredir or cgroup left"
@@ -131,7 +131,7 @@ for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; 
 kill -KILL -- "-$pid" 2>/dev/null
 wait "$pid"
 is $? 130 "compare/interrupted: exit 130"
-[[ ! -e /run/echolab ]] && port_free "$PORT" && ! pgrep -f user-echo-server >/dev/null
+[[ ! -e $STATE_DIR ]] && port_free "$PORT" && ! pgrep -f user-echo-server >/dev/null
 ok $? "compare/interrupted: no server left, port free"
 rows=$(grep -vc '^#' "$TMP/int/user-1.tsv")
 ((rows > 100))

@@ -4,6 +4,11 @@
 # '# SKIP reason'). Source it, call plan, then the assertions.
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The servers, their declarations and run.sh's state (STATE_DIR, state).
+# shellcheck source=servers/lib.sh
+source "$ROOT/servers/lib.sh"
+# shellcheck source=vm/lib.sh
+source "$ROOT/vm/lib.sh"
 BENCH=$ROOT/bench/bench
 PROBE=$ROOT/tests/build/probe
 RUN=$ROOT/run.sh
@@ -53,6 +58,12 @@ diag() { sed 's/^/# /' <<<"$*"; }
 
 done_testing() { exit $((_tap_failed > 0)); }
 
+# For a file whose number of cases is known only at its end.
+plan_at_end() {
+	echo "1..$_tap_n"
+	done_testing
+}
+
 # field SUMMARY-LINE KEY: a value from bench's summary line.
 field() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"; }
 
@@ -101,7 +112,7 @@ bench_ok() {
 	[[ $(field "$out" failed) == 0 ]] || diag "$out"
 }
 
-server_pid() { cat /run/echolab/pid 2>/dev/null; }
+server_pid() { state pid; }
 
 # The guest tests: make check installs the guest's packages first, so a
 # missing kernel or a failed build is a failure here, not a reason to skip.
@@ -111,7 +122,7 @@ need_guest() {
 		echo "Bail out! no guest kernel: $kver"
 		exit 1
 	fi
-	if ! "$RUN" vm-build >&2; then
+	if ! guest_build >&2; then
 		echo "Bail out! cannot build kecho.ko for the guest kernel $kver"
 		exit 1
 	fi

@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# ebpf: the sockmap server (ebpf-echo/): sock_ops puts the accepted sockets
+# into a SOCKHASH, an sk_skb verdict redirects every received skb back out.
+# Its loader attaches to a cgroup of its own and holds everything with its
+# process: a kill -9 leaves only that (empty) cgroup, which clean removes.
+
+server ebpf dir=ebpf-echo binary=ebpf-echo/ebpf-echo-server tools='cc clang bpftool' \
+	bad_args='--backlog x;--bogus;stray' \
+	trace='sk_psock_verdict_data_ready tcp_read_skb sk_psock_verdict_recv sk_psock_verdict_apply sk_psock_skb_redirect sk_psock_backlog skb_send_sock tcp_bpf_recvmsg' \
+	work=sk_psock_backlog
+
+variant ebpf order=40 colour='#2ca02c'
+
+ebpf_unavailable() { bpf_cgroup_unavailable "the ebpf server"; }
+
+ebpf_cgroup() { echo "$(cgroup2_mount)/ebpf-echo-$1"; }
+
+ebpf_clean() {
+	local cg progs
+	cg=$(ebpf_cgroup "$1")
+	if [[ -d $cg ]]; then
+		[[ ! -s $cg/cgroup.procs ]] ||
+			die "cgroup $cg still holds processes: $(tr '\n' ' ' <"$cg/cgroup.procs")"
+		rmdir "$cg" || die "cannot remove $cg"
+		say "removed the empty cgroup $cg left by a killed server"
+	fi
+	progs=$(bpftool prog show) || die "bpftool prog show failed: cannot check that the programs are gone"
+	! grep -qE 'name (echo_sockops|echo_verdict) ' <<<"$progs" ||
+		die "BPF programs echo_sockops/echo_verdict are still loaded ('bpftool prog show'); is another ebpf-echo-server running?"
+	progs=$(bpftool cgroup tree) || die "bpftool cgroup tree failed: cannot check the attachments"
+	! grep -q echo_sockops <<<"$progs" ||
+		die "echo_sockops is still attached to a cgroup ('bpftool cgroup tree')"
+}
+
+ebpf_status() {
+	echo "cgroup:      $(ebpf_cgroup "$(state port)")"
+	# The kernel's counters, and the loader's in its object's .bss map.
+	echo "counters:    $(bpf_counters "$(state pid)" echo_counters echo_bpf.bss)"
+}

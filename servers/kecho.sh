@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# kecho: the in-kernel server (kecho/kecho.ko): a listener kthread accepts,
+# each connection is a work item on a CMWQ workqueue (mode=unbound, bound)
+# or a kthread of its own (mode=kthread). Its arguments are module
+# parameters; where modules cannot load it runs in the qemu guest (--vm).
+
+server kecho dir=kecho binary=kecho/kecho.ko tools=cc kind=module \
+	bad_args='port=0;backlog=0;mode=foo' \
+	trace='kecho_work kernel_recvmsg kernel_sendmsg tcp_recvmsg tcp_sendmsg' \
+	work=kecho_work
+
+variant kecho-unbound order=50 colour='#d62728' args='-- mode=unbound'
+variant kecho-bound   order=60 colour='#ff7f0e' args='-- mode=bound'
+variant kecho-kthread order=70 colour='#9467bd' args='-- mode=kthread'
+
+# The kernel release kecho.ko was built for (no modinfo in the guest).
+kecho_vermagic() {
+	tr '\0' '\n' <"$(server_binary kecho)" | sed -n 's/^vermagic=\([^ ]*\).*/\1/p'
+}
+
+kecho_unavailable() {
+	if [[ ! -e /proc/modules ]]; then
+		echo "kernel modules are disabled on this kernel (CONFIG_MODULES=n); run kecho in the qemu guest: sudo ./run.sh --vm kecho"
+	elif [[ -e $(server_binary kecho) && $(kecho_vermagic) != "$(uname -r)" ]]; then
+		echo "kecho/kecho.ko was built for $(kecho_vermagic), not for this kernel ($(uname -r)); rebuild it: make -C kecho clean && make kecho KDIR=/lib/modules/$(uname -r)/build"
+	fi
+}
+
+# PORT ARGS...: module parameters (mode=bound, backlog=N).
+kecho_start() {
+	local port=$1
+	shift
+	insmod "$(server_binary kecho)" port="$port" "$@"
+}
+
+kecho_running() { module_loaded kecho; }
+
+kecho_stop() { rmmod kecho || die "rmmod kecho failed; see dmesg"; }
+
+kecho_clean() { ! module_loaded kecho || die "the kecho module is still loaded"; }
+
+kecho_status() { echo "counters:    $(cat /proc/kecho 2>/dev/null)"; }
