@@ -1,22 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# The sockmap server: correctness under load, the kernel path really taken,
-# nothing left behind, nobody else's sockets touched, clear errors.
+# What only the sockmap server does (the contract every server keeps is
+# tests/contract.t): the kernel path really taken, its own cgroup, nobody
+# else's sockets touched, BPF objects gone with the process, clear errors.
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_root_or_skip_all
 
 SERVER=$ROOT/ebpf-echo/ebpf-echo-server
-LOG=/run/echolab/server.log
 trap stop_all EXIT
 
-# counters KEY: one value from the server's counters line (via SIGUSR1).
-counters_line() {
-	kill -USR1 "$(server_pid)"
-	sleep 0.3
-	grep '^counters ' "$LOG" | tail -n1
-}
+# The server's counters, as run.sh status reads them from its BPF maps.
+counters_line() { "$RUN" status | sed -n 's/^counters: *//p'; }
 
 cgroup2=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") break }
 	$(i + 1) == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
@@ -40,7 +36,7 @@ if [[ ! -r /sys/kernel/btf/vmlinux || -z $cgroup2 ]]; then
 	exit 0
 fi
 
-plan 57
+plan 45
 
 "$RUN" ebpf >/dev/null
 ok $? "ebpf/start: run.sh ebpf"
@@ -67,21 +63,9 @@ diag "kernel redirect: $kernel bytes, userspace fallback: $user bytes"
 ((kernel > 0 && 100 * kernel >= 99 * (kernel + user)))
 ok $? "ebpf/one-connection-10000: >= 99% of bytes echoed by the kernel ($kernel of $((kernel + user)))"
 
-bench_ok "ebpf/1MiB" -t 1 -r 1 -s 1048576
+# Several 1 MiB echoes at once: each larger than the socket buffers, so
+# the redirect meets a full send queue (the contract sends one or two).
 bench_ok "ebpf/1MiB-x8" -t 8 -r 2 -s 1048576
-bench_ok "ebpf/1-byte" -t 10 -r 5 -s 1
-
-"$PROBE" reset "$PORT" 1048576
-ok $? "ebpf/reset: client resets mid-message"
-"$PROBE" reset "$PORT" 100
-kill -0 "$(server_pid)"
-ok $? "ebpf/reset: server still running"
-bench_ok "ebpf/reset: still serving" -t 10 -r 2
-"$PROBE" halfclose "$PORT" 65536
-ok $? "ebpf/half-close: 64 KiB echoed, then EOF"
-"$PROBE" halfclose "$PORT" 1
-ok $? "ebpf/half-close: 1 byte echoed, then EOF"
-bench_ok "ebpf/half-close: still serving" -t 10 -r 2
 
 # (No test removes a live socket from the map: on this kernel that makes
 # tcp_recvmsg WARN, see ebpf-echo/README.md, "Kernel behaviour".)

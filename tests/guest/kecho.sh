@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Runs inside the qemu guest (tests/vm-kecho.t boots it): kecho in each
-# mode, bad parameters, rmmod under open connections, starvation. TAP.
+# Runs inside the qemu guest (tests/vm-kecho.t boots it): what only kecho
+# does (the contract every server keeps, kecho's modes included, is
+# tests/contract.t): its counters and modes, sockets back to the baseline
+# after rmmod, bad parameters named in dmesg, rmmod with connections open,
+# no starvation behind 1000 idle connections. TAP.
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
@@ -40,7 +43,7 @@ summary_ok() {
 	is "$(field "$out" samples)/$(field "$out" failed)" "$want/0" "$name"
 }
 
-plan 41
+plan 35
 
 baseline=$(tcp_inuse)
 for mode in unbound bound kthread; do
@@ -48,12 +51,8 @@ for mode in unbound bound kthread; do
 	ok $? "kecho/$mode: insmod"
 	is "$(counter mode)" "$mode" "kecho/$mode: /proc/kecho says mode=$mode"
 	summary_ok "kecho/$mode: bench -t 100 -r 3, failed=0" 300 -t 100 -r 3
-	summary_ok "kecho/$mode: a 1 MiB message comes back exactly" 1 -t 1 -r 1 -s 1048576
-	"$PROBE" reset "$PORT" 1048576
-	"$PROBE" reset "$PORT" 100
-	summary_ok "kecho/$mode: serving after client resets" 20 -t 10 -r 2
-	"$PROBE" halfclose "$PORT" 65536
-	ok $? "kecho/$mode: half-close: 64 KiB echoed, then EOF"
+	(($(counter total) >= 300))
+	ok $? "kecho/$mode: /proc/kecho counted the 300 connections (total=$(counter total))"
 	"$RUN" stop >/dev/null
 	ok $? "kecho/$mode: rmmod (run.sh stop checks module, port, dmesg)"
 	back_to_baseline "$baseline"

@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The contract every declared server keeps (servers/*.sh), run against each
+# of its variants: natively where it runs here, in the qemu guest where it
+# cannot (kecho, on a kernel without modules). What only one server does
+# is in its own test file.
+#
+#   exact echo of 1 B, 64 KiB and 1 MiB; a client reset mid-message; a
+#   half-close; 1000 threads x 3 rounds with 0 failures; a busy port and
+#   bad arguments refused with a clear message; stop and kill -9 under load
+#   leave nothing behind; a restart serves at once.
+#
+# CONTRACT_SERVERS="NAME..." limits it to those servers (the guest's run).
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+need_root_or_skip_all
+
+trap stop_all EXIT
+
+# leftovers: what a server could leave behind, as text to compare before
+# and after: listeners on the port, processes of the servers' binaries,
+# BPF programs and cgroup attachments, cgroup v2 directories, modules.
+# Fails when a tool fails: a broken bpftool must not read as "nothing".
+leftovers() {
+	local s cg
+	ss -Htln "sport = :$PORT" || return 1
+	for s in "${SERVERS[@]}"; do
+		pgrep -f "$(server_binary "$s")" | sed "s/^/$s pid /"
+	done
+	if command -v bpftool >/dev/null; then
+		bpftool prog show | sed -n 's/.* name \([^ ]*\) .*/prog \1/p' | sort
+		((PIPESTATUS[0] == 0)) || return 1
+		bpftool cgroup tree | awk 'NF > 1 { print "attached", $(NF - 1), $NF }' | sort
+		((PIPESTATUS[0] == 0)) || return 1
+	fi
+	cg=$(cgroup2_mount)
+	[[ -z $cg ]] || find "$cg" -mindepth 1 -maxdepth 1 -type d | sort
+	[[ ! -e /proc/modules ]] || cut -d' ' -f1 /proc/modules | sort
+}
+
+# nothing_left NAME BASELINE: the server left nothing behind.
+nothing_left() {
+	local name=$1 now
+	if ! now=$(leftovers); then
+		ok 1 "$name: nothing left (a tool failed: cannot tell)"
+		return
+	fi
+	is "$(diff <(echo "$2") <(echo "$now"))" "" \
+		"$name: nothing left (no process, listener, BPF program, attachment, cgroup or module)"
+}
+
+# under_load: bench against the port for a few seconds, in the background.
+under_load() {
+	bounded 30 "$BENCH" -p "$PORT" -t 50 -d 5 -q -o /dev/null >/dev/null 2>&1 &
+	PIDS+=($!)
+	sleep 1
+}
+
+# contract LABEL SERVER [START-OPTIONS...]
+contract() {
+	local label=$1 server=$2 base out bad word rc pid
+	shift 2
+	local start=("$server" "$@")
+	base=$(leftovers) || { ok 1 "$label: leftovers before the start (a tool failed)"; return; }
+
+	"$RUN" "${start[@]}" >/dev/null
+	ok $? "$label: run.sh ${start[*]}"
+	bench_ok "$label/1-byte" -t 1 -r 1 -s 1
+	bench_ok "$label/64KiB" -t 4 -r 2 -s 65536
+	bench_ok "$label/1MiB" -t 2 -r 2 -s 1048576
+
+	"$PROBE" reset "$PORT" 1048576
+	ok $? "$label/reset: the client resets with 1 MiB in flight"
+	bench_ok "$label/reset: still serving" -t 10 -r 2
+	"$PROBE" halfclose "$PORT" 65536
+	ok $? "$label/half-close: 64 KiB echoed, then EOF"
+
+	out=$(bounded 180 "$BENCH" -p "$PORT" -t 1000 -r 3 -q -o /dev/null)
+	is "$(field "$out" samples)/$(field "$out" failed)" 3000/0 "$label/t1000-r3: 3000 samples, 0 failed"
+
+	under_load
+	"$RUN" stop >/dev/null
+	ok $? "$label/stop under load: run.sh stop (it checks the cleanup itself)"
+	wait "${PIDS[@]}" 2>/dev/null
+	PIDS=()
+	nothing_left "$label/stop under load" "$base"
+
+	"$RUN" "${start[@]}" >/dev/null
+	ok $? "$label/restart: run.sh ${start[*]}"
+	bench_ok "$label/restart: serves at once" -t 10 -r 1
+	pid=$(server_pid)
+	if [[ -n $pid ]]; then
+		under_load
+		kill -9 "$pid"
+		wait "${PIDS[@]}" 2>/dev/null
+		PIDS=()
+		out=$("$RUN" stop 2>&1)
+		ok $? "$label/kill -9 under load: run.sh stop cleans up after it"
+		like "$out" "had already gone" "$label/kill -9 under load: run.sh stop says it was gone"
+		nothing_left "$label/kill -9 under load" "$base"
+	else
+		"$RUN" stop >/dev/null
+		skip "$label/kill -9 under load" "a kernel module has no process (its stop is rmmod, above)"
+		skip "$label/kill -9 under load: says so" "likewise"
+		skip "$label/kill -9 under load: nothing left" "likewise"
+	fi
+
+	# A busy port: refused with the port named.
+	"$PROBE" mute "$PORT" 30 >/dev/null &
+	PIDS+=($!)
+	sleep 0.3
+	out=$("$RUN" "${start[@]}" 2>&1)
+	ok $((!$?)) "$label/busy-port: run.sh fails"
+	like "$out" "port $PORT is busy" "$label/busy-port: says the port is busy"
+	kill "${PIDS[@]}" 2>/dev/null
+	wait "${PIDS[@]}" 2>/dev/null
+	PIDS=()
+
+	# Bad arguments (the declaration's bad_args): refused, the message
+	# names the argument, nothing is left; a binary says so with exit 2.
+	while IFS= read -r bad; do
+		[[ -n $bad ]] || continue
+		word=${bad%% *}
+		# shellcheck disable=SC2086 # an argument list
+		out=$("$RUN" "$server" -- $bad 2>&1)
+		rc=$?
+		((rc != 0)) && [[ $out == *"$word"* ]]
+		ok $? "$label/bad-args: '$bad' refused, the message names '$word'"
+		((rc != 0 && rc != 2)) || diag "$out"
+		if [[ $(server_get "$server" kind) == process ]]; then
+			# shellcheck disable=SC2086 # an argument list
+			"$(server_binary "$server")" --port "$SPARE_PORT" $bad >/dev/null 2>&1
+			is $? 2 "$label/bad-args: '$bad': $(basename "$(server_binary "$server")") exits 2"
+		fi
+	done < <(tr ';' '\n' <<<"$(server_get "$server" bad_args)")
+	nothing_left "$label/bad-args" "$base"
+}
+
+# In the guest: this file again, for the servers that run only there.
+in_the_guest() {
+	local line name n=0 out
+	need_guest
+	out=$(mktemp -d)
+	while IFS= read -r line; do
+		case $line in
+		"ok "*" # SKIP "*)
+			name=${line#ok * - }
+			skip "${name%% # SKIP *}" "${name#* # SKIP }"
+			;;
+		"ok "*) ok 0 "${line#ok * - }" ;;
+		"not ok "*) ok 1 "${line#not ok * - }" ;;
+		"# "*) echo "$line" ;;
+		*) continue ;;
+		esac
+		n=$((n + 1))
+	done < <(in_guest "$out" 1800 env CONTRACT_SERVERS="$*" bash tests/contract.t 2>&1)
+	rm -rf "$out"
+	((n > 0))
+	ok $? "guest: the contract ran for $* ($n results)"
+}
+
+guest_servers=()
+while read -r label server args; do
+	if [[ -n ${CONTRACT_SERVERS:-} && " $CONTRACT_SERVERS " != *" $server "* ]]; then
+		continue
+	fi
+	if [[ -z $(server_unavailable "$server") ]]; then
+		# shellcheck disable=SC2086 # args: zero or more start options
+		contract "$label" "$server" $args
+	elif [[ ${ECHOLAB_WHERE:-} != vm && " ${guest_servers[*]} " != *" $server "* ]]; then
+		guest_servers+=("$server")
+	else
+		skip "$label: contract" "$(server_unavailable "$server")"
+	fi
+done < <(variants)
+((${#guest_servers[@]} == 0)) || in_the_guest "${guest_servers[@]}"
+
+plan_at_end
