@@ -400,6 +400,9 @@ start_server() {
 # stop_server [quiet]: stops the running server, then checks the cleanup.
 stop_server() {
 	local quiet=${1:-} server pid port gone_before='' bad
+	# Where the server to stop runs (its callees see this one); the
+	# caller's NETNS, where its own server is to start, stays as it was.
+	local NETNS
 	server=$(state server)
 	NETNS=$(state netns)
 	if [[ -z $server ]]; then
@@ -434,7 +437,7 @@ stop_server() {
 }
 
 show_status() {
-	local server pid port started conns
+	local server pid port started conns NETNS
 	server=$(state server)
 	if [[ -z $server ]]; then
 		echo "no server is running"

@@ -31,6 +31,7 @@ PACKAGES=(
 	qemu-system-x86     # vm: the qemu guest (TCG)
 	busybox-static      # vm: the guest's userland
 	cpio                # vm: packs the guest's initramfs
+	liburing-dev        # uring: the io_uring server (liburing 2.3 in Debian 12)
 	shellcheck          # make lint
 )
 

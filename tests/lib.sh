@@ -20,11 +20,12 @@ _tap_failed=0
 
 plan() { echo "1..$1"; }
 
-# ok CONDITION-STATUS NAME: pass when the status is 0.
+# ok CONDITION-STATUS NAME: pass when the status is 0 (a number: an empty
+# or garbled status is a failure, never a pass).
 ok() {
 	local status=$1 name=$2
 	_tap_n=$((_tap_n + 1))
-	if [[ $status -eq 0 ]]; then
+	if [[ $status =~ ^[0-9]+$ && $status -eq 0 ]]; then
 		echo "ok $_tap_n - $name"
 	else
 		echo "not ok $_tap_n - $name"
@@ -85,7 +86,12 @@ need_root_or_skip_all() {
 	fi
 }
 
-port_free() { [[ -z $(ss -Htln "sport = :$1") ]]; }
+# port_free PORT: nothing listens on it; false too when ss cannot tell.
+port_free() {
+	local out
+	out=$(ss -Htln "sport = :$1") || return 1
+	[[ -z $out ]]
+}
 
 # Runs a command with a time bound; status 124 when it had to be killed.
 bounded() { timeout -k 5 "$@"; }	# -k: busybox (the guest) knows it too

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# What only the io_uring server does (the contract every server keeps is
+# tests/contract.t): long connections, thousands of clients, a buffer ring
+# run dry, fairness between connections, a client that never reads, and
+# -w 2 and --sqpoll. The server runs by hand on the spare port, so that its
+# last words (its counters) can be read.
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+need_root_or_skip_all
+
+SERVER=$(server_binary uring)
+LOG=$(mktemp)
+trap 'stop_uring; rm -f "$LOG"' EXIT
+
+why=$(server_unavailable uring)
+if [[ -n $why ]]; then
+	echo "1..0 # SKIP $why"
+	exit 0
+fi
+
+# start_uring ARGS...: the server on the spare port, ready when it echoes.
+start_uring() {
+	local i
+	"$SERVER" -p "$SPARE_PORT" "$@" 2>"$LOG" &
+	URING_PID=$!
+	for ((i = 0; i < 50; i++)); do
+		"$BENCH" -p "$SPARE_PORT" -t 1 -r 1 -T 500 -q -o /dev/null >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# stop_uring: SIGTERM; its exit status, and its counters line in $LOG.
+stop_uring() {
+	[[ -n ${URING_PID:-} ]] || return 0
+	kill -TERM "$URING_PID" 2>/dev/null
+	wait "$URING_PID"
+	local rc=$?
+	URING_PID=
+	return "$rc"
+}
+
+counter() { sed -n "s/.*stopped:.* $1=\([0-9]*\).*/\1/p" "$LOG"; }
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$URING_PID/status"; }
+
+# spare_ok NAME ARGS...: bench against the spare port, no sample may fail.
+spare_ok() {
+	local name=$1 out
+	shift
+	out=$(bounded 240 "$BENCH" -p "$SPARE_PORT" -q -o /dev/null "$@")
+	ok $? "$name: exit 0"
+	is "$(field "$out" failed)" 0 "$name: failed=0"
+}
+
+plan 27
+
+start_uring
+ok $? "uring/start: serves on port $SPARE_PORT"
+spare_ok "uring/10000-sequential" -t 1 -r 1 -m 10000
+spare_ok "uring/2000-clients" -t 2000 -r 2 -T 20000
+spare_ok "uring/10000-clients" -t 10000 -r 1 -T 30000
+
+# Fairness: 50 connections for 5 s; none gets less than half the median.
+raw=$(mktemp)
+bounded 60 "$BENCH" -p "$SPARE_PORT" -t 50 -d 5 -q -o "$raw" >/dev/null
+read -r least median < <(awk -F'\t' '!/^#/ && $NF == "ok" { n[$1]++ }
+	END { for (t in n) print n[t] }' "$raw" | sort -n |
+	awk '{ v[NR] = $1 } END { print v[1], v[int((NR + 1) / 2)] }')
+((least * 2 >= median && median > 0))
+ok $? "uring/fairness: 50 connections, the least served got $least requests, the median $median"
+rm -f "$raw"
+
+# A client that sends 64 MiB and never reads: it is stopped by TCP, and
+# the server holds no more than its buffers.
+rss0=$(rss_kib)
+out=$(bounded 60 "$PROBE" fill "$SPARE_PORT" $((64 << 20)))
+sent=$(sed -n 's/.*accepted=\([0-9]*\).*/\1/p' <<<"$out")
+((sent > 0 && sent < 32 << 20))
+ok $? "uring/never-reads: TCP stopped the sender at $sent bytes (of 64 MiB)"
+rss1=$(rss_kib)
+((rss1 - rss0 < 8192))
+ok $? "uring/never-reads: server RSS grew $((rss1 - rss0)) KiB (< 8 MiB: its buffer ring)"
+spare_ok "uring/never-reads: still serving" -t 10 -r 2
+stop_uring
+is $? 0 "uring/stop: clean exit on SIGTERM"
+is "$(counter open)" 0 "uring/stop: no connection left open ($(grep stopped: "$LOG"))"
+
+# The buffer ring runs dry: 200 clients send 16 KiB at once into 64
+# buffers of 4 KiB. Every byte comes back, nothing stalls.
+start_uring --buffers 64 --conn-buffers 8
+ok $? "uring/dry-ring: start with 64 buffers"
+spare_ok "uring/dry-ring: 200 x 16 KiB at once" -t 200 -r 3 -s 16384
+stop_uring
+is $? 0 "uring/dry-ring: clean exit"
+c=$(counter enobufs)
+((${c:-0} > 0))
+ok $? "uring/dry-ring: the ring did run dry (enobufs=${c:-none}) and every echo came back"
+
+start_uring -w 2
+ok $? "uring/workers-2: start"
+is "$(ss -Htln "sport = :$SPARE_PORT" | wc -l)" 2 "uring/workers-2: two listeners"
+spare_ok "uring/workers-2" -t 200 -r 2
+stop_uring
+
+start_uring --sqpoll
+ok $? "uring/sqpoll: start"
+spare_ok "uring/sqpoll" -t 100 -r 2 -s 4096
+stop_uring
+is $? 0 "uring/sqpoll: clean exit"
+
+done_testing

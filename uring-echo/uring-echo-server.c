@@ -1,0 +1,903 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * uring-echo-server - the TCP echo server on io_uring.
+ *
+ * Each worker thread owns a ring and a listening socket (SO_REUSEPORT
+ * spreads new connections over the workers). One multishot accept brings
+ * every new connection; one multishot receive per connection fills
+ * buffers the kernel picks from a ring of provided buffers; each buffer is
+ * sent back as it came, one send in flight per connection so bytes stay in
+ * order, a partial send resumed where it stopped, and the buffer goes
+ * back to the ring once sent. Completions are reaped and new requests
+ * queued in batches: one io_uring_enter per turn of the loop, however many
+ * connections it served.
+ *
+ * Memory is the buffer rings, whatever the clients do: a connection holds
+ * at most --conn-buffers of them; past that its receive is cancelled, and
+ * armed again once half of them are sent, so a client that sends without
+ * reading stops at its TCP window. When a ring runs dry (ENOBUFS) the
+ * receives that stopped are armed again, oldest first, as buffers return.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <liburing.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#ifndef IORING_RECV_MULTISHOT
+#error "liburing 2.3 or later is needed (multishot receive): install liburing-dev (make deps)"
+#endif
+
+#define MAX_WORKERS	256
+#define BUF_GROUP	0		/* the one buffer group of each ring */
+#define ACCEPT_RETRY_MS	100		/* after EMFILE, try again this often */
+
+/* What a request was, in the low bits of its user_data. */
+enum op { OP_ACCEPT = 1, OP_RECV, OP_SEND, OP_CANCEL, OP_STOP, OP_RETRY };
+#define OP_MASK		7ull
+
+/* A received buffer on its way back: bytes [off, off + len) of buffer bid. */
+struct chunk {
+	uint16_t bid;
+	uint32_t off, len;
+};
+
+struct conn {
+	int fd;
+	unsigned int inflight;		/* requests that still name it */
+	bool receiving;			/* its multishot receive is armed */
+	bool sending;			/* a send is in flight */
+	bool eof, closing, paused, starved;
+	struct chunk *q;		/* what is still to send, in order */
+	unsigned int head, count, cap;
+	struct conn *next_starved;
+} __attribute__((aligned(8)));
+
+struct worker {
+	pthread_t tid;
+	unsigned int id;
+	int listen_fd;
+	struct io_uring ring;
+	struct io_uring_buf_ring *br;
+	unsigned char *bufs;
+	size_t br_bytes;
+	struct conn **conns;		/* by fd, for the stop */
+	int nconns;
+	struct conn *starved_head, *starved_tail;
+	unsigned int held;		/* buffers received, not yet sent */
+	bool running, accept_paused;
+	int error;			/* what stopped it, if not the stop */
+	unsigned long long accepted, closed, resets, bytes, dry, pauses,
+			   enters;
+} __attribute__((aligned(8)));
+
+static struct {
+	unsigned int port;
+	unsigned int workers;
+	int backlog;
+	unsigned int buffers;		/* per ring, a power of two */
+	unsigned int buffer_size;
+	unsigned int conn_buffers;	/* at most this many held per connection */
+	bool sqpoll;
+	bool verbose;
+} opt = {
+	.port = 12345, .workers = 1, .backlog = 4096, .buffers = 1024,
+	.buffer_size = 4096, .conn_buffers = 16,
+};
+
+static int stop_fd = -1;	/* eventfd: readable once we must stop */
+static const char *prog = "uring-echo-server";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: %s [options]\n"
+"TCP echo server on io_uring: every byte received is sent back.\n"
+"\n"
+"  -p, --port N          port to listen on (default 12345)\n"
+"  -w, --workers N       worker threads, each with its own ring and\n"
+"                        SO_REUSEPORT listener (default 1)\n"
+"  -b, --backlog N       listen backlog (default 4096; the kernel caps it at\n"
+"                        net.core.somaxconn)\n"
+"      --sqpoll          a kernel thread polls each ring's submissions\n"
+"                        (IORING_SETUP_SQPOLL): no io_uring_enter to submit,\n"
+"                        a CPU spinning while there is work instead\n"
+"      --buffers N       provided buffers per ring, a power of two\n"
+"                        (default 1024)\n"
+"      --buffer-size N   bytes per buffer (default 4096)\n"
+"      --conn-buffers N  buffers one connection may hold before its\n"
+"                        receive pauses (default 16)\n"
+"  -v, --verbose         log every connection and error to stderr\n"
+"  -h, --help            this text\n"
+"\n"
+"Needs Linux 6.0 or later (multishot receive, provided-buffer rings).\n"
+"SIGINT or SIGTERM stops it. Exit status: 0 after a clean stop, 1 when it\n"
+"cannot serve (port busy, io_uring missing or disabled), 2 on bad usage.\n",
+		prog);
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s --help'.\n", prog);
+	exit(2);
+}
+
+static void __attribute__((format(printf, 1, 2))) logv(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!opt.verbose)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+static unsigned long parse_num(const char *name, const char *s,
+			       unsigned long min, unsigned long max)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*s == '-' || *s == '+' || errno || end == s || *end)
+		usage_error("%s: '%s' is not a number", name, s);
+	if (v < min || v > max)
+		usage_error("%s: %lu is out of range [%lu, %lu]", name, v,
+			    min, max);
+	return v;
+}
+
+static void parse_args(int argc, char **argv)
+{
+	enum { OPT_SQPOLL = 256, OPT_BUFFERS, OPT_BUFFER_SIZE, OPT_CONN_BUFFERS };
+	static const struct option longopts[] = {
+		{ "port",         required_argument, NULL, 'p' },
+		{ "workers",      required_argument, NULL, 'w' },
+		{ "backlog",      required_argument, NULL, 'b' },
+		{ "sqpoll",       no_argument,       NULL, OPT_SQPOLL },
+		{ "buffers",      required_argument, NULL, OPT_BUFFERS },
+		{ "buffer-size",  required_argument, NULL, OPT_BUFFER_SIZE },
+		{ "conn-buffers", required_argument, NULL, OPT_CONN_BUFFERS },
+		{ "verbose",      no_argument,       NULL, 'v' },
+		{ "help",         no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:w:b:vh", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			opt.port = parse_num("--port", optarg, 1, 65535);
+			break;
+		case 'w':
+			opt.workers = parse_num("--workers", optarg, 1,
+						MAX_WORKERS);
+			break;
+		case 'b':
+			opt.backlog = (int)parse_num("--backlog", optarg, 1,
+						     65535);
+			break;
+		case OPT_SQPOLL:
+			opt.sqpoll = true;
+			break;
+		case OPT_BUFFERS:
+			opt.buffers = parse_num("--buffers", optarg, 1, 32768);
+			if (opt.buffers & (opt.buffers - 1))
+				usage_error("--buffers: %u is not a power of two",
+					    opt.buffers);
+			break;
+		case OPT_BUFFER_SIZE:
+			opt.buffer_size = parse_num("--buffer-size", optarg,
+						    64, 1 << 20);
+			break;
+		case OPT_CONN_BUFFERS:
+			opt.conn_buffers = parse_num("--conn-buffers", optarg,
+						     2, 32768);
+			break;
+		case 'v':
+			opt.verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case ':':
+			usage_error("option '%s' needs a value",
+				    argv[optind - 1]);
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (opt.conn_buffers > opt.buffers)
+		usage_error("--conn-buffers %u is more than --buffers %u",
+			    opt.conn_buffers, opt.buffers);
+}
+
+/* ---- the ring --------------------------------------------------------- */
+
+static inline uint64_t tag(void *p, enum op op)
+{
+	return (uint64_t)(uintptr_t)p | op;
+}
+
+/* A free submission slot; a full queue is submitted first. */
+static struct io_uring_sqe *get_sqe(struct worker *w)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
+
+	while (!sqe) {
+		io_uring_submit(&w->ring);
+		w->enters++;
+		sqe = io_uring_get_sqe(&w->ring);
+	}
+	return sqe;
+}
+
+static void arm_accept(struct worker *w)
+{
+	struct io_uring_sqe *sqe = get_sqe(w);
+
+	io_uring_prep_multishot_accept(sqe, w->listen_fd, NULL, NULL,
+				       SOCK_CLOEXEC);
+	io_uring_sqe_set_data64(sqe, tag(w, OP_ACCEPT));
+}
+
+static void arm_recv(struct worker *w, struct conn *c)
+{
+	struct io_uring_sqe *sqe = get_sqe(w);
+
+	io_uring_prep_recv_multishot(sqe, c->fd, NULL, 0, 0);
+	sqe->flags |= IOSQE_BUFFER_SELECT;
+	sqe->buf_group = BUF_GROUP;
+	io_uring_sqe_set_data64(sqe, tag(c, OP_RECV));
+	c->receiving = true;
+	c->paused = false;
+	c->inflight++;
+}
+
+static unsigned char *buffer(struct worker *w, uint16_t bid)
+{
+	return w->bufs + (size_t)bid * opt.buffer_size;
+}
+
+static void send_head(struct worker *w, struct conn *c)
+{
+	struct chunk *ch = &c->q[c->head];
+	struct io_uring_sqe *sqe = get_sqe(w);
+
+	io_uring_prep_send(sqe, c->fd, buffer(w, ch->bid) + ch->off, ch->len,
+			   MSG_NOSIGNAL);
+	io_uring_sqe_set_data64(sqe, tag(c, OP_SEND));
+	c->sending = true;
+	c->inflight++;
+}
+
+/* Cancels every request on the connection's socket. */
+static void cancel_all(struct worker *w, struct conn *c)
+{
+	struct io_uring_sqe *sqe = get_sqe(w);
+
+	io_uring_prep_cancel_fd(sqe, c->fd, IORING_ASYNC_CANCEL_ALL);
+	io_uring_sqe_set_data64(sqe, tag(c, OP_CANCEL));
+	c->inflight++;
+}
+
+/* Cancels the connection's receive only. */
+static void cancel_recv(struct worker *w, struct conn *c)
+{
+	struct io_uring_sqe *sqe = get_sqe(w);
+
+	io_uring_prep_cancel64(sqe, tag(c, OP_RECV), 0);
+	io_uring_sqe_set_data64(sqe, tag(c, OP_CANCEL));
+	c->inflight++;
+}
+
+/* ---- buffers ------------------------------------------------------------ */
+
+static void give_back(struct worker *w, uint16_t bid)
+{
+	io_uring_buf_ring_add(w->br, buffer(w, bid), opt.buffer_size, bid,
+			      io_uring_buf_ring_mask(opt.buffers), 0);
+	io_uring_buf_ring_advance(w->br, 1);
+	w->held--;
+}
+
+static void conn_put(struct worker *w, struct conn *c);
+
+/* A receive that ran dry waits here (holding a reference) for buffers. */
+static void starve(struct worker *w, struct conn *c)
+{
+	if (c->starved)
+		return;
+	c->starved = true;
+	c->inflight++;
+	c->next_starved = NULL;
+	if (w->starved_tail)
+		w->starved_tail->next_starved = c;
+	else
+		w->starved_head = c;
+	w->starved_tail = c;
+}
+
+/* Buffers are free again: up to n dry receives go again, oldest first. */
+static void feed_starved(struct worker *w, unsigned int n)
+{
+	while (w->starved_head && n) {
+		struct conn *c = w->starved_head;
+
+		w->starved_head = c->next_starved;
+		if (!w->starved_head)
+			w->starved_tail = NULL;
+		c->starved = false;
+		if (!c->closing && !c->eof && !c->receiving && !c->paused) {
+			arm_recv(w, c);
+			n--;
+		}
+		conn_put(w, c);
+	}
+}
+
+static int setup_buffers(struct worker *w)
+{
+	struct io_uring_buf_reg reg = { 0 };
+	unsigned int i;
+	int err;
+
+	w->br_bytes = opt.buffers * sizeof(struct io_uring_buf);
+	w->br = mmap(NULL, w->br_bytes, PROT_READ | PROT_WRITE,
+		     MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+	if (w->br == MAP_FAILED) {
+		w->br = NULL;
+		return -errno;
+	}
+	w->bufs = malloc((size_t)opt.buffers * opt.buffer_size);
+	if (!w->bufs)
+		return -ENOMEM;
+	reg.ring_addr = (unsigned long)w->br;
+	reg.ring_entries = opt.buffers;
+	reg.bgid = BUF_GROUP;
+	err = io_uring_register_buf_ring(&w->ring, &reg, 0);
+	if (err)
+		return err;
+	io_uring_buf_ring_init(w->br);
+	for (i = 0; i < opt.buffers; i++)
+		io_uring_buf_ring_add(w->br, buffer(w, (uint16_t)i),
+				      opt.buffer_size, (uint16_t)i,
+				      io_uring_buf_ring_mask(opt.buffers),
+				      (int)i);
+	io_uring_buf_ring_advance(w->br, (int)opt.buffers);
+	return 0;
+}
+
+/* ---- connections -------------------------------------------------------- */
+
+/* Once nothing names it: the socket closes, the memory goes. */
+static void conn_put(struct worker *w, struct conn *c)
+{
+	if (--c->inflight || !c->closing)
+		return;
+	logv("worker %u: close fd %d\n", w->id, c->fd);
+	close(c->fd);
+	w->conns[c->fd] = NULL;
+	free(c->q);
+	free(c);
+	w->closed++;
+	if (w->accept_paused) {
+		w->accept_paused = false;	/* a descriptor is free again */
+		arm_accept(w);
+	}
+}
+
+/* Starts closing: its buffers go back, its requests are cancelled. */
+static void conn_close(struct worker *w, struct conn *c)
+{
+	if (c->closing)
+		return;
+	c->closing = true;
+	for (; c->count; c->count--, c->head = (c->head + 1) % c->cap)
+		give_back(w, c->q[c->head].bid);
+	c->inflight++;
+	if (c->receiving || c->sending)
+		cancel_all(w, c);
+	conn_put(w, c);
+}
+
+static bool enqueue(struct conn *c, uint16_t bid, uint32_t len)
+{
+	if (c->count == c->cap) {
+		unsigned int ncap = c->cap ? 2 * c->cap : 8, i;
+		struct chunk *nq = malloc(ncap * sizeof(*nq));
+
+		if (!nq)
+			return false;
+		for (i = 0; i < c->count; i++)
+			nq[i] = c->q[(c->head + i) % c->cap];
+		free(c->q);
+		c->q = nq;
+		c->head = 0;
+		c->cap = ncap;
+	}
+	c->q[(c->head + c->count++) % c->cap] = (struct chunk){ bid, 0, len };
+	return true;
+}
+
+static void on_recv(struct worker *w, struct conn *c, int res,
+		    unsigned int flags)
+{
+	/* The last completion of the multishot receive: its reference goes
+	 * at the end (conn_put), after we are done with c. */
+	if (!(flags & IORING_CQE_F_MORE))
+		c->receiving = false;
+	if (res > 0) {
+		uint16_t bid = (uint16_t)(flags >> IORING_CQE_BUFFER_SHIFT);
+
+		w->held++;
+		if (c->closing) {
+			give_back(w, bid);
+		} else if (!enqueue(c, bid, (uint32_t)res)) {
+			give_back(w, bid);
+			conn_close(w, c);
+		} else {
+			if (!c->sending)
+				send_head(w, c);
+			if (c->count >= opt.conn_buffers && !c->paused) {
+				c->paused = true;	/* see the top */
+				w->pauses++;
+				if (c->receiving)
+					cancel_recv(w, c);
+			}
+		}
+	} else if (res == 0) {
+		c->eof = true;		/* echo what came, then close */
+		if (!c->count && !c->sending)
+			conn_close(w, c);
+	} else if (res == -ENOBUFS) {
+		w->dry++;
+		if (!c->closing)
+			starve(w, c);
+	} else if (res == -EINVAL && !c->closing) {
+		fprintf(stderr, "%s: this kernel's io_uring has no multishot receive (Linux 6.0 or later needed); use the user server\n",
+			prog);
+		w->error = EINVAL;
+		w->running = false;
+	} else if (res != -ECANCELED) {
+		if (res == -ECONNRESET)
+			w->resets++;
+		logv("worker %u: recv fd %d: %s\n", w->id, c->fd,
+		     strerror(-res));
+		conn_close(w, c);
+	}
+	/* Armed again when it ended by itself, or was paused and what it
+	 * held has been sent meanwhile. */
+	if (!c->receiving && !c->closing && !c->eof && !c->starved &&
+	    (!c->paused || c->count <= opt.conn_buffers / 2))
+		arm_recv(w, c);
+	if (!(flags & IORING_CQE_F_MORE))
+		conn_put(w, c);
+}
+
+static void on_send(struct worker *w, struct conn *c, int res)
+{
+	c->sending = false;
+	if (res < 0) {
+		if (res == -ECONNRESET || res == -EPIPE)
+			w->resets++;
+		if (res != -ECANCELED)
+			logv("worker %u: send fd %d: %s\n", w->id, c->fd,
+			     strerror(-res));
+		conn_close(w, c);
+	} else if (!c->closing) {
+		struct chunk *ch = &c->q[c->head];
+
+		w->bytes += (unsigned int)res;
+		ch->off += (uint32_t)res;
+		ch->len -= (uint32_t)res;
+		if (!ch->len) {
+			give_back(w, ch->bid);
+			c->head = (c->head + 1) % c->cap;
+			c->count--;
+		}
+		if (c->count)
+			send_head(w, c);
+		else if (c->eof)
+			conn_close(w, c);
+		if (c->paused && !c->receiving && !c->closing &&
+		    c->count <= opt.conn_buffers / 2)
+			arm_recv(w, c);
+	}
+	conn_put(w, c);
+}
+
+static void on_accept(struct worker *w, int res, unsigned int flags)
+{
+	bool more = flags & IORING_CQE_F_MORE;
+	struct conn *c;
+	int one = 1;
+
+	if (res >= 0) {
+		if (res >= w->nconns) {
+			int n = w->nconns ? w->nconns : 1024, i;
+			struct conn **nc;
+
+			while (n <= res)
+				n *= 2;
+			nc = realloc(w->conns, (size_t)n * sizeof(*nc));
+			if (!nc) {
+				close(res);
+				goto rearm;
+			}
+			for (i = w->nconns; i < n; i++)
+				nc[i] = NULL;
+			w->conns = nc;
+			w->nconns = n;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(res);
+			goto rearm;
+		}
+		c->fd = res;
+		setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		w->conns[res] = c;
+		w->accepted++;
+		logv("worker %u: accept fd %d\n", w->id, res);
+		arm_recv(w, c);
+	} else if (res == -EMFILE || res == -ENFILE || res == -ENOBUFS ||
+		   res == -ENOMEM) {
+		/* The clients wait in the backlog: go on when a connection
+		 * closes, or after a short while. */
+		if (!w->accept_paused)
+			fprintf(stderr, "%s: worker %u: accept: %s; pausing accepts\n",
+				prog, w->id, strerror(-res));
+		if (!more) {
+			struct io_uring_sqe *sqe = get_sqe(w);
+			static struct __kernel_timespec ts = {
+				.tv_nsec = ACCEPT_RETRY_MS * 1000000,
+			};
+
+			w->accept_paused = true;
+			io_uring_prep_timeout(sqe, &ts, 0, 0);
+			io_uring_sqe_set_data64(sqe, tag(w, OP_RETRY));
+		}
+		return;
+	} else if (res == -EINVAL) {
+		fprintf(stderr, "%s: this kernel's io_uring has no multishot accept (Linux 5.19 or later needed); use the user server\n",
+			prog);
+		w->error = EINVAL;
+		w->running = false;
+		return;
+	} else {
+		logv("worker %u: accept: %s\n", w->id, strerror(-res));
+	}
+rearm:
+	if (!more && w->running)
+		arm_accept(w);
+}
+
+static void on_cqe(struct worker *w, struct io_uring_cqe *cqe)
+{
+	uint64_t data = io_uring_cqe_get_data64(cqe);
+	void *p = (void *)(uintptr_t)(data & ~OP_MASK);
+
+	switch (data & OP_MASK) {
+	case OP_ACCEPT:
+		on_accept(w, cqe->res, cqe->flags);
+		break;
+	case OP_RECV:
+		on_recv(w, p, cqe->res, cqe->flags);
+		break;
+	case OP_SEND:
+		on_send(w, p, cqe->res);
+		break;
+	case OP_CANCEL:
+		conn_put(w, p);
+		break;
+	case OP_RETRY:
+		if (w->accept_paused && w->running) {
+			w->accept_paused = false;
+			arm_accept(w);
+		}
+		break;
+	case OP_STOP:
+		w->running = false;
+		break;
+	}
+}
+
+/* ---- workers ------------------------------------------------------------ */
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct io_uring_sqe *sqe;
+
+	arm_accept(w);
+	/* Polled, not read: every worker sees the one write. */
+	sqe = get_sqe(w);
+	io_uring_prep_poll_add(sqe, stop_fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, tag(w, OP_STOP));
+	w->running = true;
+	while (w->running) {
+		struct io_uring_cqe *cqe;
+		unsigned int head, n = 0;
+		int ret;
+
+		ret = io_uring_submit_and_wait(&w->ring, 1);
+		w->enters++;
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN &&
+		    ret != -EBUSY) {
+			fprintf(stderr, "%s: worker %u: io_uring_enter: %s\n",
+				prog, w->id, strerror(-ret));
+			w->error = -ret;
+			break;
+		}
+		io_uring_for_each_cqe(&w->ring, head, cqe) {
+			on_cqe(w, cqe);
+			n++;
+		}
+		io_uring_cq_advance(&w->ring, n);
+		if (w->starved_head && w->held < opt.buffers)
+			feed_starved(w, opt.buffers - w->held);
+	}
+	/* A worker that cannot go on stops the server: main waits in sigwait. */
+	if (w->error)
+		kill(getpid(), SIGTERM);
+	return NULL;
+}
+
+/* The ring: with the newest setup flags this kernel takes. */
+static int setup_ring(struct worker *w)
+{
+	/* COOP_TASKRUN (5.19): completions wait for our next
+	 * io_uring_enter instead of interrupting the loop. */
+	static const unsigned int tries[] = { IORING_SETUP_COOP_TASKRUN, 0 };
+	struct io_uring_params p;
+	unsigned int entries = 4096, i;
+	int err = -EINVAL;
+
+	for (i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		memset(&p, 0, sizeof(p));
+		p.flags = tries[i];
+		if (opt.sqpoll) {
+			p.flags = IORING_SETUP_SQPOLL;
+			p.sq_thread_idle = 100;	/* ms before it sleeps */
+		}
+		p.flags |= IORING_SETUP_CQSIZE;
+		p.cq_entries = 4 * entries;
+		err = io_uring_queue_init_params(entries, &w->ring, &p);
+		if (err != -EINVAL || opt.sqpoll)
+			break;
+	}
+	return err;
+}
+
+static const char *uring_hint(int err)
+{
+	switch (err) {
+	case ENOSYS:
+		return "this kernel has no io_uring (CONFIG_IO_URING=n): use the user server";
+	case EPERM:
+		return "io_uring is disabled here (sysctl kernel.io_uring_disabled): use the user server, or set it to 0";
+	case ENOMEM:
+		return "locked memory is short for the ring (ulimit -l), or the machine is out of memory";
+	default:
+		return "see 'uring-echo-server --help' for what it needs";
+	}
+}
+
+/* Same as user-echo-server: a plain bind first, then REUSEPORT listeners. */
+static int check_port_free(void)
+{
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET,
+		.sin_port = htons(opt.port),
+		.sin_addr.s_addr = htonl(INADDR_ANY),
+	};
+	int one = 1, err = 0, fd;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static int open_listener(void)
+{
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET,
+		.sin_port = htons(opt.port),
+		.sin_addr.s_addr = htonl(INADDR_ANY),
+	};
+	int one = 1, fd, err;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(fd, opt.backlog)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static const char *bind_hint(int err)
+{
+	switch (err) {
+	case EADDRINUSE:
+		return "another program holds the port: stop it (./run.sh stop) or pick another with --port";
+	case EACCES:
+		return "ports below 1024 need root (or CAP_NET_BIND_SERVICE)";
+	default:
+		return "check the port and the system limits";
+	}
+}
+
+static int worker_setup(struct worker *w)
+{
+	int err;
+
+	err = setup_ring(w);
+	if (err) {
+		fprintf(stderr, "%s: worker %u: cannot set up io_uring: %s\n%s: %s\n",
+			prog, w->id, strerror(-err), prog, uring_hint(-err));
+		return err;
+	}
+	err = setup_buffers(w);
+	if (err) {
+		fprintf(stderr, "%s: worker %u: cannot register %u provided buffers: %s\n%s: %s\n",
+			prog, w->id, opt.buffers, strerror(-err), prog,
+			err == -EINVAL ? "this kernel has no provided-buffer rings (Linux 5.19 or later needed); use the user server"
+				       : uring_hint(-err));
+		return err;
+	}
+	w->listen_fd = open_listener();
+	if (w->listen_fd < 0) {
+		err = w->listen_fd;
+		fprintf(stderr, "%s: worker %u: cannot listen on port %u: %s\n%s: %s\n",
+			prog, w->id, opt.port, strerror(-err), prog,
+			bind_hint(-err));
+	}
+	return err < 0 ? err : 0;
+}
+
+/* The ring first: it cancels what is still in flight. */
+static void worker_teardown(struct worker *w)
+{
+	int fd;
+
+	if (w->ring.ring_fd > 0)
+		io_uring_queue_exit(&w->ring);
+	for (fd = 0; fd < w->nconns; fd++) {
+		if (!w->conns[fd])
+			continue;
+		close(fd);
+		free(w->conns[fd]->q);
+		free(w->conns[fd]);
+	}
+	free(w->conns);
+	if (w->br)
+		munmap(w->br, w->br_bytes);
+	free(w->bufs);
+	if (w->listen_fd > 0)
+		close(w->listen_fd);
+}
+
+int main(int argc, char **argv)
+{
+	static struct worker workers[MAX_WORKERS];
+	unsigned long long accepted = 0, closed = 0, resets = 0, bytes = 0,
+			   dry = 0, pauses = 0, enters = 0;
+	unsigned int i, started = 0;
+	struct rlimit rl;
+	sigset_t sigs;
+	int err, sig, status = 0;
+
+	prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	parse_args(argc, argv);
+	signal(SIGPIPE, SIG_IGN);
+	/* As many connections as the hard limit allows. */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+
+	/* Workers inherit this mask; only sigwait() below sees the signals. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+	err = check_port_free();
+	if (err) {
+		fprintf(stderr, "%s: cannot bind port %u: %s\n%s: %s\n", prog,
+			opt.port, strerror(-err), prog, bind_hint(-err));
+		return 1;
+	}
+	stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (stop_fd < 0) {
+		perror("eventfd");
+		return 1;
+	}
+
+	for (i = 0; i < opt.workers; i++) {
+		struct worker *w = &workers[i];
+
+		w->id = i;
+		w->listen_fd = -1;
+		err = worker_setup(w);
+		if (!err)
+			err = -pthread_create(&w->tid, NULL, worker_main, w);
+		if (err) {
+			worker_teardown(w);
+			status = 1;
+			break;
+		}
+		started++;
+	}
+
+	if (!status) {
+		fprintf(stderr, "%s: listening on port %u (workers=%u backlog=%d buffers=%ux%u%s)\n",
+			prog, opt.port, opt.workers, opt.backlog, opt.buffers,
+			opt.buffer_size, opt.sqpoll ? " sqpoll" : "");
+		sigwait(&sigs, &sig);
+		logv("%s: %s, stopping\n", prog, strsignal(sig));
+	}
+
+	eventfd_write(stop_fd, 1);
+	for (i = 0; i < started; i++) {
+		struct worker *w = &workers[i];
+
+		pthread_join(w->tid, NULL);
+		if (w->error)
+			status = 1;
+		accepted += w->accepted;
+		closed += w->closed;
+		resets += w->resets;
+		bytes += w->bytes;
+		dry += w->dry;
+		pauses += w->pauses;
+		enters += w->enters;
+		worker_teardown(w);
+	}
+	close(stop_fd);
+	if (!status || started)
+		fprintf(stderr, "%s: stopped: connections=%llu open=%llu resets=%llu bytes=%llu enobufs=%llu pauses=%llu enters=%llu\n",
+			prog, accepted, accepted - closed, resets, bytes, dry,
+			pauses, enters);
+	return status;
+}
