@@ -300,7 +300,9 @@ write_summary() {
 		echo "the client's kernel (its receive timestamp, arrival_us). Client side:"
 		echo "until recv() returned it (rtt_us), the client's own delay included;"
 		echo "\"client waited\" is the share of the load threads' time spent waiting"
-		echo "for a CPU."
+		echo "for a CPU; \"client-bound\" counts the runs where bench found that the"
+		echo "client, not the server, was the bottleneck: there the server side is"
+		echo "short because the client kept requests from reaching the server."
 		echo
 		for v in "${SWEEP_VALUES[@]:-}"; do
 			[[ -z $SWEEP_KEY ]] || { echo "## $SWEEP_KEY = $v"; echo; }
@@ -319,8 +321,8 @@ write_summary() {
 				fi
 				echo "$title:"
 				echo
-				echo "| server | samples | failed | p50 | p90 | p99 | p99.9 | max | req/s | p50/user | p99/user | req/s/user | client waited |"
-				echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+				echo "| server | samples | failed | p50 | p90 | p99 | p99.9 | max | req/s | p50/user | p99/user | req/s/user | client waited | client-bound |"
+				echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 				for s in "${MEASURED[@]}"; do
 					[[ -n ${lines[$s.$v]:-} ]] || continue
 					echo "| $s | $(summary_row "$prefix" "${lines[$s.$v]}" "${lines[user.$v]:-}") |"
@@ -338,13 +340,17 @@ write_summary() {
 	} >"$f"
 }
 
-# pooled_summary LABEL SWEEP-VALUE: bench's summary line over its runs.
+# pooled_summary LABEL SWEEP-VALUE: bench's summary line over its runs,
+# and how many of them bench found client-bound (client_bound_runs=K/N).
 pooled_summary() {
-	local files=() f
+	local files=() f bound=0
 	for f in "$OUT/$1${SWEEP_KEY:+-$SWEEP_KEY$2}"-[0-9]*.tsv{,.gz}; do
-		[[ -e $f ]] && files+=("$f")
+		[[ -e $f ]] || continue
+		files+=("$f")
+		! gzip -dcf "$f" | grep -q '^# bottleneck=client$' || bound=$((bound + 1))
 	done
-	((${#files[@]} == 0)) || "$BENCH" --summarize "${files[@]}"
+	((${#files[@]} == 0)) ||
+		echo "$("$BENCH" --summarize "${files[@]}") client_bound_runs=$bound/${#files[@]}"
 }
 
 field() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"; }
@@ -370,11 +376,12 @@ summary_row() {
 	{
 		parse($0, m)
 		if (base != "") parse(base, u)
-		printf "%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s",
+		printf "%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s",
 			m["samples"], m["failed"], m[p "p50_us"], m[p "p90_us"], m[p "p99_us"],
 			m[p "p999_us"], m[p "max_us"], m["rps"],
 			ratio(m[p "p50_us"], u[p "p50_us"]), ratio(m[p "p99_us"], u[p "p99_us"]),
-			ratio(m["rps"], u["rps"]), share(m["client_rq_share"])
+			ratio(m["rps"], u["rps"]), share(m["client_rq_share"]),
+			m["client_bound_runs"]
 	}' <<<"$2"
 }
 

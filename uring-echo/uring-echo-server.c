@@ -63,6 +63,8 @@ struct conn {
 	bool receiving;			/* its multishot receive is armed */
 	bool sending;			/* a send is in flight */
 	bool eof, closing, paused, starved;
+	bool head_held;			/* closing: the send in flight reads */
+	uint16_t held_bid;		/* ... this buffer, given back after */
 	struct chunk *q;		/* what is still to send, in order */
 	unsigned int head, count, cap;
 	struct conn *next_starved;
@@ -421,6 +423,12 @@ static void conn_close(struct worker *w, struct conn *c)
 	if (c->closing)
 		return;
 	c->closing = true;
+	if (c->sending) {
+		c->head_held = true;	/* on_send gives it back */
+		c->held_bid = c->q[c->head].bid;
+		c->head = (c->head + 1) % c->cap;
+		c->count--;
+	}
 	for (; c->count; c->count--, c->head = (c->head + 1) % c->cap)
 		give_back(w, c->q[c->head].bid);
 	c->inflight++;
@@ -506,6 +514,10 @@ static void on_recv(struct worker *w, struct conn *c, int res,
 static void on_send(struct worker *w, struct conn *c, int res)
 {
 	c->sending = false;
+	if (c->head_held) {
+		give_back(w, c->held_bid);
+		c->head_held = false;
+	}
 	if (res < 0) {
 		if (res == -ECONNRESET || res == -EPIPE)
 			w->resets++;

@@ -35,6 +35,6 @@ in_guest() {
 	guest_build || return 1
 	mkdir -p "$out"
 	"$VM_RUN" --timeout "$timeout" --out "$out" -- env ECHOLAB_WHERE=vm "$@" |
-		sed -u "s|/out\([/\` ]\|$\)|$out\1|g"
+		sed -u "s#/out\([/\` ]\|$\)#$out\1#g"
 	return "${PIPESTATUS[0]}"
 }
