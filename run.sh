@@ -115,12 +115,11 @@ parse_port() {
 
 # in_netns CMD...: CMD where the server lives. nsenter, not 'ip netns
 # exec': that one also remounts /sys, which hides the cgroup v2 mount.
+# nsenter execs CMD: a process started so in the background is CMD's pid.
 in_netns() {
-	if [[ -n $NETNS ]]; then
-		nsenter --net="/run/netns/$NETNS" "$@"
-	else
-		"$@"
-	fi
+	local enter=()
+	[[ -z $NETNS ]] || enter=(nsenter --net="/run/netns/$NETNS")
+	"${enter[@]}" "$@"
 }
 
 # Builds what SERVER and bench need, installing packages first if missing.
@@ -144,21 +143,23 @@ ensure_built() {
 # ---- a plain process server: the hooks' defaults ----------------------------
 
 # PORT ARGS...: the binary, detached, in its own session; pid is set.
+# A simple command, not in_netns: $! must be the server itself.
 default_start() {
-	local port=$1 bin
+	local port=$1 bin enter=()
 	shift
+	[[ -z $NETNS ]] || enter=(nsenter --net="/run/netns/$NETNS")
 	bin=$(server_binary "$(state server)")
 	echo "$bin" >"$STATE_DIR/exe"
 	if ((BYPASS)); then
 		# The server joins the cgroup before it opens its listener: a
 		# socket belongs to the cgroup of the process that made it.
 		# shellcheck disable=SC2016 # expanded by that bash
-		in_netns setsid bash -c 'echo "$$" >"$1/cgroup.procs" && exec "${@:2}"' \
+		"${enter[@]}" setsid bash -c 'echo "$$" >"$1/cgroup.procs" && exec "${@:2}"' \
 			run.sh "$(state bypass)" "$bin" --port "$port" "$@" </dev/null >"$LOG" 2>&1 &
 		pid=$!
 		wait_exec "$pid" "$bin"
 	else
-		in_netns setsid "$bin" --port "$port" "$@" </dev/null >"$LOG" 2>&1 &
+		"${enter[@]}" setsid "$bin" --port "$port" "$@" </dev/null >"$LOG" 2>&1 &
 		pid=$!
 	fi
 }
@@ -345,8 +346,8 @@ start_server() {
 	why=$(server_unavailable "$server" "$( ((BYPASS)) && echo --bypass)")
 	[[ -z $why ]] || die "cannot start ${server}$( ((BYPASS)) && echo ' with the bypass'): $why"
 	if ((BYPASS)); then
-		[[ $(server_get "$server" kind) == process ]] ||
-			usage_error "--bypass goes with a process server (user): ebpf's sockets are in its own sockmap, kecho's are the kernel's"
+		grep -q " $server " <<<"$(bypass_variants)" ||
+			usage_error "--bypass goes with the user server only: ebpf's sockets are in its own sockmap, kecho's are the kernel's"
 		ensure_built ebpf
 	fi
 	ensure_built "$server"

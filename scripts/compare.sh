@@ -336,7 +336,9 @@ write_summary() {
 			for s in "${SKIPPED[@]}"; do echo "- $s"; done
 			echo
 		fi
-		echo "Raw files: \`SERVER[-SWEEP]-RUN.tsv\`; redraw with \`make plots RESULTS=${OUT#"$ROOT"/results/}\`."
+		local dir=${OUT#"$ROOT"/results/}
+		[[ $dir != /* ]] || dir="this directory"	# the guest's /out
+		echo "Raw files: \`SERVER[-SWEEP]-RUN.tsv\`; redraw with \`make plots RESULTS=$dir\`."
 	} >"$f"
 }
 

@@ -196,14 +196,15 @@ bpf_maps() {
 
 # bpf_counters PID MAP...: 'name=value ...' of the counters in those maps of
 # process PID, read from the kernel with bpftool (their BTF names the
-# fields); per-CPU values are summed.
+# fields); per-CPU values are summed. Nothing, and status 0, when the
+# maps are gone (their process was killed).
 bpf_counters() {
 	local pid=$1 id
 	shift
 	[[ -n $pid ]] || return 0
 	for id in $(bpf_maps "$pid" "$@"); do
 		bpftool -j map dump id "$id"
-	done | grep -oE '"[a-z_]+":[0-9]+' | awk -F'[":]+' '
+	done | { grep -oE '"[a-z_]+":[0-9]+' || true; } | awk -F'[":]+' '
 		$2 != "key" && $2 != "cpu" {
 			if (!($2 in sum)) order[n++] = $2
 			sum[$2] += $3

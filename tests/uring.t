@@ -29,6 +29,7 @@ start_uring() {
 		"$BENCH" -p "$SPARE_PORT" -t 1 -r 1 -T 500 -q -o /dev/null >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
+	diag "uring-echo-server $* did not answer within 5 s: $(cat "$LOG")"
 	return 1
 }
 
@@ -87,16 +88,17 @@ stop_uring
 is $? 0 "uring/stop: clean exit on SIGTERM"
 is "$(counter open)" 0 "uring/stop: no connection left open ($(grep stopped: "$LOG"))"
 
-# The buffer ring runs dry: 200 clients send 16 KiB at once into 64
+# The buffer ring runs dry: 200 clients send 64 KiB at once into 64
 # buffers of 4 KiB. Every byte comes back, nothing stalls.
 start_uring --buffers 64 --conn-buffers 8
 ok $? "uring/dry-ring: start with 64 buffers"
-spare_ok "uring/dry-ring: 200 x 16 KiB at once" -t 200 -r 3 -s 16384
+spare_ok "uring/dry-ring: 200 x 64 KiB at once" -t 200 -r 3 -s 65536
 stop_uring
 is $? 0 "uring/dry-ring: clean exit"
 c=$(counter enobufs)
 ((${c:-0} > 0))
 ok $? "uring/dry-ring: the ring did run dry (enobufs=${c:-none}) and every echo came back"
+((${c:-0} > 0)) || diag "$(cat "$LOG")"
 
 start_uring -w 2
 ok $? "uring/workers-2: start"

@@ -807,11 +807,18 @@ static int worker_setup(struct worker *w)
 	return err < 0 ? err : 0;
 }
 
-/* The ring first: it cancels what is still in flight. */
+/*
+ * The listener stops listening at once: the kernel drops the ring's
+ * requests, and the file references they hold, only after we have gone,
+ * and the port must be free when we exit. Then the ring, which cancels
+ * what is still in flight.
+ */
 static void worker_teardown(struct worker *w)
 {
 	int fd;
 
+	if (w->listen_fd > 0)
+		shutdown(w->listen_fd, SHUT_RDWR);
 	if (w->ring.ring_fd > 0)
 		io_uring_queue_exit(&w->ring);
 	for (fd = 0; fd < w->nconns; fd++) {
