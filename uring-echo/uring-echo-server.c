@@ -39,6 +39,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "server.h"
+
 #ifndef IORING_RECV_MULTISHOT
 #error "liburing 2.3 or later is needed (multishot receive): install liburing-dev (make deps)"
 #endif
@@ -96,14 +98,13 @@ static struct {
 	unsigned int buffer_size;
 	unsigned int conn_buffers;	/* at most this many held per connection */
 	bool sqpoll;
-	bool verbose;
 } opt = {
 	.port = 12345, .workers = 1, .backlog = 4096, .buffers = 1024,
 	.buffer_size = 4096, .conn_buffers = 16,
 };
 
 static int stop_fd = -1;	/* eventfd: readable once we must stop */
-static const char *prog = "uring-echo-server";
+const char *prog = "uring-echo-server";
 
 static void usage(FILE *f)
 {
@@ -131,46 +132,6 @@ static void usage(FILE *f)
 "SIGINT or SIGTERM stops it. Exit status: 0 after a clean stop, 1 when it\n"
 "cannot serve (port busy, io_uring missing or disabled), 2 on bad usage.\n",
 		prog);
-}
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help'.\n", prog);
-	exit(2);
-}
-
-static void __attribute__((format(printf, 1, 2))) logv(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!opt.verbose)
-		return;
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-}
-
-static unsigned long parse_num(const char *name, const char *s,
-			       unsigned long min, unsigned long max)
-{
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (*s == '-' || *s == '+' || errno || end == s || *end)
-		usage_error("%s: '%s' is not a number", name, s);
-	if (v < min || v > max)
-		usage_error("%s: %lu is out of range [%lu, %lu]", name, v,
-			    min, max);
-	return v;
 }
 
 static void parse_args(int argc, char **argv)
@@ -223,7 +184,7 @@ static void parse_args(int argc, char **argv)
 						     2, 32768);
 			break;
 		case 'v':
-			opt.verbose = true;
+			verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -724,61 +685,6 @@ static const char *uring_hint(int err)
 	}
 }
 
-/* Same as user-echo-server: a plain bind first, then REUSEPORT listeners. */
-static int check_port_free(void)
-{
-	struct sockaddr_in sa = {
-		.sin_family = AF_INET,
-		.sin_port = htons(opt.port),
-		.sin_addr.s_addr = htonl(INADDR_ANY),
-	};
-	int one = 1, err = 0, fd;
-
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
-		err = -errno;
-	close(fd);
-	return err;
-}
-
-static int open_listener(void)
-{
-	struct sockaddr_in sa = {
-		.sin_family = AF_INET,
-		.sin_port = htons(opt.port),
-		.sin_addr.s_addr = htonl(INADDR_ANY),
-	};
-	int one = 1, fd, err;
-
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(fd, opt.backlog)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
-static const char *bind_hint(int err)
-{
-	switch (err) {
-	case EADDRINUSE:
-		return "another program holds the port: stop it (./run.sh stop) or pick another with --port";
-	case EACCES:
-		return "ports below 1024 need root (or CAP_NET_BIND_SERVICE)";
-	default:
-		return "check the port and the system limits";
-	}
-}
-
 static int worker_setup(struct worker *w)
 {
 	int err;
@@ -797,7 +703,7 @@ static int worker_setup(struct worker *w)
 				       : uring_hint(-err));
 		return err;
 	}
-	w->listen_fd = open_listener();
+	w->listen_fd = open_listener(opt.port, opt.backlog, 0);
 	if (w->listen_fd < 0) {
 		err = w->listen_fd;
 		fprintf(stderr, "%s: worker %u: cannot listen on port %u: %s\n%s: %s\n",
@@ -861,7 +767,7 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
-	err = check_port_free();
+	err = check_port_free(opt.port);
 	if (err) {
 		fprintf(stderr, "%s: cannot bind port %u: %s\n%s: %s\n", prog,
 			opt.port, strerror(-err), prog, bind_hint(-err));
