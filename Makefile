@@ -27,8 +27,9 @@ all: bench $(SERVERS) ftrace
 bench:
 	$(MAKE) -C bench
 
+# A server declared without dir= (a program of the system) needs no build.
 $(SERVERS):
-	$(MAKE) -C "$$($(call registry,server_get $@ dir))"
+	d="$$($(call registry,server_get $@ dir))"; [ -z "$$d" ] || $(MAKE) -C "$$d"
 
 ftrace:
 	$(MAKE) -C ftrace

@@ -8,8 +8,8 @@
 #
 #   server NAME dir=DIR binary=PATH [tools="CMD..."] [kind=process|module]
 #               [trace="FUNCTION..."] [work=FUNCTION] [bad_args="ARGS;ARGS..."]
-#       how to build it ('make NAME' runs make -C DIR), what it is (PATH
-#       from the root),
+#       how to build it ('make NAME' runs make -C DIR; none without dir=),
+#       what it is (PATH from the root, or absolute),
 #       the commands its build needs besides make; kind=module: a kernel
 #       module, started with insmod (the default is a process); the kernel
 #       functions of its hot path (ftrace/trace.sh) and the one that runs
@@ -90,8 +90,12 @@ variant_get() {
 
 is_server() { [[ -n ${_server[${1:-}.binary]+x} ]]; }
 
-# server_binary NAME: its path.
-server_binary() { echo "$ECHOLAB_ROOT/${_server[$1.binary]}"; }
+# server_binary NAME: its path (declared from the root, or absolute).
+server_binary() {
+	local b=${_server[$1.binary]}
+	[[ $b == /* ]] || b=$ECHOLAB_ROOT/$b
+	echo "$b"
+}
 
 # server_hook NAME HOOK ARGS...: NAME_HOOK, or the default; status 127 when
 # there is neither (a hook with no default, undeclared).
