@@ -108,11 +108,20 @@ ok $? "rate/stall: the closed loop did wait out the stall (max $closedmax us)"
 # ---- the client-bottleneck warning ----------------------------------------------
 
 "$RUN" ebpf >/dev/null
-# 2000 threads of 50 messages each: ebpf echoes most in tens of
-# microseconds, the threads wait milliseconds for a CPU to read the echo.
-out=$(bounded 120 "$BENCH" -p "$PORT" -t 2000 -r 1 -m 50 -o "$runs/t2000.tsv" 2>&1)
-like "$out" "warning: the client was the bottleneck" "bottleneck/-t 2000 against ebpf: the warning fires"
-is "$(sed -n 's/^# bottleneck=//p' "$runs/t2000.tsv")" client "bottleneck/-t 2000: bottleneck=client in the raw file"
+# 2000 threads of 50 messages each, on a CPU of their own, the server on
+# the other: ebpf echoes in about a hundred microseconds, the threads wait
+# milliseconds for their CPU to read the echo. (Sharing both CPUs, the
+# queue forms at the server in some runs and in the client in others:
+# results/README.md.)
+if (($(nproc) >= 2)); then
+	taskset -acp 0 "$(server_pid)" >/dev/null
+	out=$(bounded 120 taskset -c 1 "$BENCH" -p "$PORT" -t 2000 -r 1 -m 50 -o "$runs/t2000.tsv" 2>&1)
+	like "$out" "warning: the client was the bottleneck" "bottleneck/-t 2000 against ebpf: the warning fires"
+	is "$(sed -n 's/^# bottleneck=//p' "$runs/t2000.tsv")" client "bottleneck/-t 2000: bottleneck=client in the raw file"
+else
+	skip "bottleneck/-t 2000 against ebpf: the warning fires" "one CPU: client and server cannot be kept apart"
+	skip "bottleneck/-t 2000: bottleneck=client in the raw file" "one CPU"
+fi
 out=$(bounded 60 "$BENCH" -p "$PORT" -t 1 -r 1 -m 5000 -o "$runs/t1.tsv" 2>&1)
 [[ $out != *"the client was the bottleneck"* ]]
 ok $? "bottleneck/1-thread ping-pong: no warning"
