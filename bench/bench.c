@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "env.h"
 #include "load.h"
 #include "rawfile.h"
@@ -66,7 +67,7 @@ struct config cfg = {
 	.sched_idle = true,
 };
 
-static const char *prog = "bench";
+const char *prog = "bench";
 
 static void usage(FILE *f)
 {
@@ -123,37 +124,6 @@ static void usage(FILE *f)
 "for a CPU). When the client dominated the run, stderr says so.\n"
 "Exit status: 0 if every sample was ok, 1 if any failed, 2 on bad usage.\n",
 		prog);
-}
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help'.\n", prog);
-	exit(2);
-}
-
-static unsigned long parse_num(const char *opt, const char *s,
-			       unsigned long min, unsigned long max)
-{
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	if (*s == '-' || *s == '+')
-		usage_error("%s: '%s' is not a number", opt, s);
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end)
-		usage_error("%s: '%s' is not a number", opt, s);
-	if (v < min || v > max)
-		usage_error("%s: %lu is out of range [%lu, %lu]", opt, v, min,
-			    max);
-	return v;
 }
 
 static bool valid_label(const char *s)

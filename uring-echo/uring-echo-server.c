@@ -39,7 +39,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "server.h"
+#include "cli.h"
+#include "listen.h"
 
 #ifndef IORING_RECV_MULTISHOT
 #error "liburing 2.3 or later is needed (multishot receive): install liburing-dev (make deps)"

@@ -26,7 +26,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "server.h"
+#include "cli.h"
+#include "listen.h"
 
 #define BUF_SIZE	(16 * 1024)	/* per-connection echo buffer */
 #define MAX_EVENTS	256
