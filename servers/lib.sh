@@ -97,8 +97,8 @@ server_binary() {
 	echo "$b"
 }
 
-# server_hook NAME HOOK ARGS...: NAME_HOOK, or the default; status 127 when
-# there is neither (a hook with no default, undeclared).
+# server_hook NAME HOOK ARGS...: NAME_HOOK, or the default; nothing (status
+# 0) when there is neither: a hook with no default that was not declared.
 server_hook() {
 	local name=$1 hook=$2
 	shift 2
