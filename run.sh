@@ -39,12 +39,19 @@ WANT_NETDEV_BACKLOG=10000
 WHERE=${ECHOLAB_WHERE:-native}	# native, vm or netns: written into raw files
 
 BYPASS=0	# --bypass: the server behind sockredir (sk_msg)
+CPUS=		# --cpus: the CPUs the server gets (taskset -c list)
+# The loopback's receive steering (RPS) mask. --cpus points it at the
+# server's CPUs: the kernel's receive processing of a local packet runs
+# there, and with it whatever a kernel server does in that context (ebpf's
+# verdict and its echo, kecho's work queued from it), not on the client's
+# CPUs as it does by default on loopback (the sender's CPU).
+LO_RPS=/sys/class/net/lo/queues/rx-0/rps_cpus
 NETNS=		# the network namespace the server runs in (compare --netns)
 
 usage() {
 	cat <<EOF
-Usage: sudo ./run.sh SERVER [--port N] [--bypass] [-- SERVER-ARGS...]
-       sudo ./run.sh bench SERVER [--port N] [--bypass] [--out DIR] [BENCH-ARGS...]
+Usage: sudo ./run.sh SERVER [--port N] [--cpus LIST] [--bypass] [-- SERVER-ARGS...]
+       sudo ./run.sh bench SERVER [--port N] [--cpus LIST] [--bypass] [--out DIR] [BENCH-ARGS...]
        sudo ./run.sh client COMMAND [ARGS...]
        sudo ./run.sh --vm SERVER [--port N] [BENCH-ARGS...]
        sudo ./run.sh compare [--netns | --vm] [--bypass] [--repeat N] [--sweep K=V,...] [BENCH-ARGS...]
@@ -73,6 +80,11 @@ Servers: ${SERVERS[*]} (declared in servers/)
 
 Options:
   --port N      port to serve on (default $DEFAULT_PORT)
+  --cpus LIST   give the server these CPUs (taskset -c syntax: 0, 0-1):
+                its process runs there, and so does the loopback's receive
+                processing (RPS), which carries ebpf's and kecho's echo.
+                Pair it with 'bench --cpus OTHERS' for a client that cannot
+                take the server's CPUs ('bench' does that itself)
   --bypass      user only: also start ebpf-echo/sockredir, whose sk_msg
                 program moves the payload of local connections to the port
                 straight to the peer socket, around TCP/IP. Only processes
@@ -104,6 +116,39 @@ say() { echo "run.sh: $*"; }
 need_root() {
 	[[ $(id -u) -eq 0 ]] ||
 		die "'$1' needs root (it changes sysctls and writes $STATE_DIR): run it with sudo"
+}
+
+# cpu_mask LIST: a taskset -c list ("0", "0-1,3") as the hex mask sysfs takes.
+cpu_mask() {
+	local part mask=0 c
+	local -a parts
+	IFS=, read -ra parts <<<"$1"
+	for part in "${parts[@]}"; do
+		for ((c = ${part%-*}; c <= ${part#*-}; c++)); do
+			((mask |= 1 << c))
+		done
+	done
+	printf '%x\n' "$mask"
+}
+
+# A taskset -c CPU list of CPUs this machine has, or a usage error.
+parse_cpus() {
+	if [[ ! $1 =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] ||
+		! taskset -c "$1" true 2>/dev/null; then
+		usage_error "--cpus: '$1' is not a list of this machine's CPUs (0-$(($(nproc) - 1)), e.g. 0 or 0-1)"
+	fi
+	echo "$1"
+}
+
+# other_cpus LIST: this machine's CPUs that LIST leaves, as a list; empty
+# when none are left.
+other_cpus() {
+	local mask c out=()
+	mask=$((16#$(cpu_mask "$1")))
+	for ((c = 0; c < $(nproc); c++)); do
+		((mask & 1 << c)) || out+=("$c")
+	done
+	(IFS=,; echo "${out[*]}")
 }
 
 parse_port() {
@@ -142,12 +187,14 @@ ensure_built() {
 
 # ---- a plain process server: the hooks' defaults ----------------------------
 
-# PORT ARGS...: the binary, detached, in its own session; pid is set.
-# A simple command, not in_netns: $! must be the server itself.
+# PORT ARGS...: the binary, detached, in its own session, on its CPUs
+# (--cpus); pid is set. A simple command, not in_netns: $! must be the
+# server itself (setsid, nsenter and taskset exec, they do not fork).
 default_start() {
-	local port=$1 bin enter=()
+	local port=$1 bin enter=() place=()
 	shift
 	[[ -z $NETNS ]] || enter=(nsenter --net="/run/netns/$NETNS")
+	[[ -z $CPUS ]] || place=(taskset -c "$CPUS")
 	bin=$(server_binary "$(state server)")
 	echo "$bin" >"$STATE_DIR/exe"
 	if ((BYPASS)); then
@@ -155,13 +202,12 @@ default_start() {
 		# socket belongs to the cgroup of the process that made it.
 		# shellcheck disable=SC2016 # expanded by that bash
 		"${enter[@]}" setsid bash -c 'echo "$$" >"$1/cgroup.procs" && exec "${@:2}"' \
-			run.sh "$(state bypass)" "$bin" --port "$port" "$@" </dev/null >"$LOG" 2>&1 &
-		pid=$!
-		wait_exec "$pid" "$bin"
+			run.sh "$(state bypass)" "${place[@]}" "$bin" --port "$port" "$@" </dev/null >"$LOG" 2>&1 &
 	else
-		"${enter[@]}" setsid "$bin" --port "$port" "$@" </dev/null >"$LOG" 2>&1 &
-		pid=$!
+		"${enter[@]}" setsid "${place[@]}" "$bin" --port "$port" "$@" </dev/null >"$LOG" 2>&1 &
 	fi
+	pid=$!
+	wait_exec "$pid" "$bin"
 }
 
 default_running() { alive "$(state pid)" "$(state exe)"; }
@@ -312,11 +358,32 @@ raise_sysctl() {
 
 restore_sysctls() {
 	local key val
+	if [[ -f $STATE_DIR/rps.orig ]]; then
+		cat "$STATE_DIR/rps.orig" >"$LO_RPS" &&
+			say "restored the loopback's RPS mask to $(<"$STATE_DIR/rps.orig")"
+		rm -f "$STATE_DIR/rps.orig"
+	fi
 	[[ -f $STATE_DIR/sysctl.orig ]] || return 0
 	while read -r key val; do
 		in_netns sysctl -qw "$key=$val" && say "restored $key = $val"
 	done <"$STATE_DIR/sysctl.orig"
 	rm -f "$STATE_DIR/sysctl.orig"
+}
+
+# Gives the server CPUS: its process (default_start) and the loopback's
+# receive processing. In a namespace of compare --netns the packets come
+# over a veth this sysfs does not show: there the process alone moves.
+place_server() {
+	echo "$CPUS" >"$STATE_DIR/cpus"
+	if [[ -n $NETNS ]]; then
+		say "--cpus $CPUS: the server's process only (its packets arrive over a veth in $NETNS)"
+		return 0
+	fi
+	[[ -w $LO_RPS ]] ||
+		die "--cpus: cannot steer the loopback's receive processing ($LO_RPS is missing: a kernel without CONFIG_RPS); run without --cpus"
+	cat "$LO_RPS" >"$STATE_DIR/rps.orig"
+	cpu_mask "$CPUS" >"$LO_RPS"
+	say "server on CPUs $CPUS, with the loopback's receive processing (RPS mask $(cpu_mask "$CPUS"), restored on stop)"
 }
 
 # ---- lifecycle ------------------------------------------------------------
@@ -364,6 +431,7 @@ start_server() {
 	raise_sysctl net.ipv4.tcp_max_syn_backlog "$WANT_BACKLOG"
 	raise_sysctl net.ipv4.tcp_max_tw_buckets "$WANT_TW_BUCKETS"
 	raise_sysctl net.core.netdev_max_backlog "$WANT_NETDEV_BACKLOG"
+	[[ -z $CPUS ]] || place_server
 	dmesg 2>/dev/null | wc -l >"$STATE_DIR/dmesg.lines"
 	echo "$server" >"$STATE_DIR/server"
 	echo "$port" >"$STATE_DIR/port"
@@ -457,6 +525,7 @@ show_status() {
 	echo "pid:         ${pid:-(kernel module)}"
 	echo "port:        $port"
 	echo "args:        $(state args)"
+	[[ -z $(state cpus) ]] || echo "cpus:        $(state cpus) (process and loopback receive processing)"
 	echo "uptime:      $(($(date +%s) - ${started:-0}))s"
 	echo "connections: $conns established"
 	echo "log:         $LOG"
@@ -503,6 +572,11 @@ parse_options() {
 			BYPASS=1
 			shift
 			;;
+		--cpus)
+			[[ $# -ge 2 ]] || usage_error "--cpus needs a CPU list, e.g. 0 or 0-1"
+			CPUS=$(parse_cpus "$2")
+			shift 2
+			;;
 		*) break ;;
 		esac
 	done
@@ -526,7 +600,7 @@ cmd_start() {
 # bench SERVER [--port N] [--out DIR] [--bypass] [bench args]: the main
 # job in one command.
 cmd_bench() {
-	local server=$1 port dir out rc=0
+	local server=$1 port dir out client_cpus rc=0
 	shift
 	parse_options "$@"
 	set -- "${ARGS[@]}"
@@ -542,6 +616,11 @@ cmd_bench() {
 		PORT=$port
 		compare_main --bypass --repeat 1 ${dir:+--out "$dir"} "$@"
 		return
+	fi
+	if [[ -n $CPUS ]]; then
+		client_cpus=$(other_cpus "$CPUS")
+		[[ -n $client_cpus ]] || usage_error "--cpus $CPUS leaves no CPU for bench"
+		set -- --cpus "$client_cpus" "$@"
 	fi
 	start_server "$server" "$port"
 	# Beside hand-run benches (bench's own default), where make plots

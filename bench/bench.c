@@ -34,6 +34,7 @@
 #include <math.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -104,6 +105,10 @@ static void usage(FILE *f)
 "                      the server gets the CPUs, the client what is left, as\n"
 "                      if it ran on another machine) or normal (compete with\n"
 "                      the server as an ordinary process does)\n"
+"      --cpus LIST     run the load threads on these CPUs only (e.g. 1 or 2-3,\n"
+"                      as taskset -c takes them); with the server placed on\n"
+"                      the others (run.sh --cpus), the client cannot take\n"
+"                      the server's CPU at all (default: every CPU)\n"
 "  -q, --quiet         print only the summary line\n"
 "      --meta K=V      add a '# K=V' metadata line to the file (repeatable)\n"
 "      --summarize FILE...  print the summary line of raw files (samples\n"
@@ -138,8 +143,50 @@ static bool valid_label(const char *s)
 
 /* ---- setup ------------------------------------------------------------ */
 
+/* A CPU list as taskset -c takes it, "1", "0,2", "2-3", into set; a usage
+ * error when it is malformed or names no online CPU. */
+static void parse_cpus(const char *list, cpu_set_t *set)
+{
+	const char *p = list;
+	cpu_set_t online;
+	char *end;
+
+	CPU_ZERO(set);
+	do {
+		unsigned long lo, hi;
+
+		if (!isdigit((unsigned char)*p))
+			goto bad;
+		lo = hi = strtoul(p, &end, 10);
+		if (*end == '-') {
+			p = end + 1;
+			if (!isdigit((unsigned char)*p))
+				goto bad;
+			hi = strtoul(p, &end, 10);
+		}
+		if (lo > hi || hi >= CPU_SETSIZE)
+			goto bad;
+		for (; lo <= hi; lo++)
+			CPU_SET(lo, set);
+		p = end;
+	} while (*p++ == ',');
+	if (p[-1])
+		goto bad;
+	if (sched_getaffinity(0, sizeof(online), &online) == 0) {
+		CPU_AND(&online, &online, set);
+		if (!CPU_COUNT(&online))
+			usage_error("--cpus %s: none of these CPUs is online here (this machine has %ld)",
+				    list, sysconf(_SC_NPROCESSORS_ONLN));
+	}
+	return;
+bad:
+	usage_error("--cpus: '%s' is not a CPU list such as 1, 0,2 or 2-3", list);
+}
+
 static void parse_args(int argc, char **argv)
 {
+	cpu_set_t cpus;
+
 	static const struct option longopts[] = {
 		{ "threads",  required_argument, NULL, 't' },
 		{ "rounds",   required_argument, NULL, 'r' },
@@ -147,6 +194,7 @@ static void parse_args(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "rate",     required_argument, NULL, 'R' },
 		{ "sched",    required_argument, NULL, 'P' },
+		{ "cpus",     required_argument, NULL, 'C' },
 		{ "size",     required_argument, NULL, 's' },
 		{ "host",     required_argument, NULL, 'H' },
 		{ "port",     required_argument, NULL, 'p' },
@@ -194,6 +242,10 @@ static void parse_args(int argc, char **argv)
 			else
 				usage_error("--sched: '%s' is not idle or normal",
 					    optarg);
+			break;
+		case 'C':
+			parse_cpus(optarg, &cpus);
+			cfg.cpus = optarg;
 			break;
 		case 's':
 			cfg.size = parse_num("--size", optarg, 1, 1UL << 30);
@@ -258,6 +310,12 @@ static void parse_args(int argc, char **argv)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	/* Threads inherit the affinity: set it once, before any starts. */
+	if (cfg.cpus && sched_setaffinity(0, sizeof(cpus), &cpus)) {
+		fprintf(stderr, "%s: cannot run on CPUs %s: %s\n", prog,
+			cfg.cpus, strerror(errno));
+		exit(2);
+	}
 	if (cfg.duration && (rounds_set || messages_set))
 		usage_error("--duration cannot be combined with --rounds or --messages");
 	if (cfg.rate && !cfg.duration)
@@ -417,6 +475,7 @@ static void write_metadata(int fd, const struct rlimit *rl)
 	dprintf(fd, "# loop=%s\n# rate=%u\n", cfg.rate ? "open" : "closed",
 		cfg.rate);
 	dprintf(fd, "# sched=%s\n", cfg.sched_idle ? "idle" : "normal");
+	dprintf(fd, "# cpus=%s\n", cfg.cpus ? cfg.cpus : "all");
 	dprintf(fd, "# nofile_soft=%llu\n# nofile_hard=%llu\n",
 		(unsigned long long)rl->rlim_cur,
 		(unsigned long long)rl->rlim_max);

@@ -49,6 +49,7 @@ struct config {
 	unsigned int duration;		/* seconds; 0 = rounds mode */
 	unsigned int rate;		/* messages/s in total; 0 = closed loop */
 	bool sched_idle;		/* load threads at SCHED_IDLE */
+	const char *cpus;		/* --cpus as given; NULL = every CPU */
 	size_t size;
 	const char *host;
 	unsigned int port;

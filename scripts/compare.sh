@@ -25,6 +25,9 @@ SWEEP_KEY=
 SWEEP_VALUES=()
 BENCH_ARGS=()
 OUT=
+COMPARE_CPUS=auto	# --cpus: auto, none or the server's CPU list
+SERVER_CPUS=		# ... resolved: the server's CPUs and bench's, or
+CLIENT_PLACE=()		# nothing when they share every CPU
 GUEST_ARGS=()	# the command line minus --vm, for the compare in the guest
 
 # Set while running, for the interrupt handler.
@@ -35,6 +38,7 @@ compare_usage() {
 	cat <<EOF
 Usage: sudo ./run.sh compare [--netns | --vm] [--bypass] [--repeat N]
                              [--sweep threads=1,10,100,1000 | --sweep size=64,1024]
+                             [--cpus auto | none | LIST]
                              [--out DIR] [BENCH-ARGS...]
 
 Starts each server this place can run, warms it up, runs bench with the
@@ -48,6 +52,11 @@ same flags N times, stops it; then writes summary.md and the plots.
   --repeat N     bench runs per server (default 3)
   --sweep K=V,.. repeat the whole comparison for each value of threads or
                  size, and plot latency and req/s against it
+  --cpus LIST    the server's CPUs (run.sh --cpus: its process and the
+                 loopback's receive processing); bench gets the others.
+                 auto (default): the first half of the CPUs, rounded up,
+                 on a machine with two or more, natively and in the guest;
+                 none: server and bench share every CPU (with --netns too)
   --out DIR      results directory (default results/DATE-PLACE)
   BENCH-ARGS     passed to every bench run (default: -t 1000 -r 10)
 
@@ -105,6 +114,11 @@ compare_parse_args() {
 			OUT=$2
 			shift
 			;;
+		--cpus)
+			[[ -n ${2:-} ]] || compare_usage_error "--cpus needs auto, none or a CPU list"
+			COMPARE_CPUS=$2
+			shift
+			;;
 		-p | --port | -H | --host | -o | --output | -l | --label)
 			compare_usage_error "$1 is set by compare itself"
 			;;
@@ -120,6 +134,26 @@ compare_parse_args() {
 	local err
 	err=$("$BENCH" "${BENCH_ARGS[@]}" --help 2>&1 >/dev/null) ||
 		compare_usage_error "bad bench arguments '${BENCH_ARGS[*]}': ${err%%$'\n'*}"
+}
+
+# Resolves --cpus into SERVER_CPUS and CLIENT_PLACE (bench's --cpus).
+# Where the suite cannot steer the packets (--netns, a veth) auto splits
+# nothing: the kernel servers' work would stay on the client's CPUs.
+resolve_cpus() {
+	local n
+	n=$(nproc)
+	case $COMPARE_CPUS in
+	none) return 0 ;;
+	auto)
+		((n >= 2)) && [[ $PLACE != netns ]] || return 0
+		SERVER_CPUS=0
+		((n - n / 2 == 1)) || SERVER_CPUS=0-$((n - n / 2 - 1))
+		;;
+	*) SERVER_CPUS=$(parse_cpus "$COMPARE_CPUS") ;;
+	esac
+	CLIENT_PLACE=(--cpus "$(other_cpus "$SERVER_CPUS")")
+	[[ -n ${CLIENT_PLACE[1]} ]] ||
+		compare_usage_error "--cpus $SERVER_CPUS leaves no CPU for bench (or use --cpus none)"
 }
 
 # ---- places -------------------------------------------------------------
@@ -199,7 +233,8 @@ bench_run() {
 	local server=$1 file=$2
 	shift 2
 	in_client "$BENCH" -H "$(server_host)" -p "$PORT" -l "$server" -o "$file" \
-		--meta "where=$WHERE" "${BENCH_ARGS[@]}" "$@" || true
+		--meta "where=$WHERE" ${SERVER_CPUS:+--meta "server_cpus=$SERVER_CPUS"} \
+		"${CLIENT_PLACE[@]}" "${BENCH_ARGS[@]}" "$@" || true
 }
 
 # measure_server LABEL SERVER [START-OPTIONS...]: fails (after saying why)
@@ -211,13 +246,14 @@ measure_server() {
 	# A subshell: a server that cannot start ends it, not the comparison.
 	(
 		[[ $PLACE != netns ]] || NETNS=$NS_SRV
+		CPUS=$SERVER_CPUS
 		cmd_start "$server" --port "$PORT" "$@"
 	) 2>&1 | sed 's/^/  /'
 	((PIPESTATUS[0] == 0)) || return 1
 	RUNNING=$server
 	# Warm-up: caches, page cache, BPF JIT, accept queue; not recorded.
-	in_client "$BENCH" -H "$(server_host)" -p "$PORT" -t 10 -r 10 -q -o /dev/null \
-		>/dev/null || compare_say "warning: the warm-up against $label had failures"
+	in_client "$BENCH" -H "$(server_host)" -p "$PORT" "${CLIENT_PLACE[@]}" -t 10 -r 10 -q \
+		-o /dev/null >/dev/null || compare_say "warning: the warm-up against $label had failures"
 	for v in "${SWEEP_VALUES[@]:-}"; do
 		args=()
 		tag=
@@ -272,7 +308,12 @@ client_mode() {
 		--sched) [[ ${BENCH_ARGS[i + 1]:-} != normal ]] || sched="normal priority" ;;
 		esac
 	done
-	echo "$loop, load threads at $sched"
+	echo -n "$loop, load threads at $sched"
+	if [[ -n $SERVER_CPUS ]]; then
+		echo ", on CPUs ${CLIENT_PLACE[1]}; the server on CPUs $SERVER_CPUS with the loopback's receive processing"
+	else
+		echo ", server and client sharing every CPU"
+	fi
 }
 
 # summary.md: pooled repetitions per server, ratios to user; the server's
@@ -424,6 +465,7 @@ compare_main() {
 	[[ -x $BENCH ]] || make -C "$ROOT" --no-print-directory bench >/dev/null
 	compare_parse_args "$@"
 	WHERE=${ECHOLAB_WHERE:-$PLACE}
+	[[ $PLACE == vm ]] || resolve_cpus	# the guest resolves its own
 	OUT=${OUT:-$ROOT/results/$(date +%Y%m%d-%H%M%S)-$PLACE}
 	[[ $PLACE != vm ]] || compare_in_guest
 	mkdir -p "$OUT"
