@@ -6,32 +6,37 @@ set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-# expect_usage NAME ARGS...: exit 2 and a message on stderr.
+# expect_usage NAME WHY ARGS...: exit 2, and stderr's first line is
+# "bench: " and then the specific reason, the regex WHY. The output flag
+# goes first, so a flag missing its value is the last word.
 expect_usage() {
-	local name=$1 out rc
-	shift
-	out=$("$BENCH" "$@" -o /dev/null 2>&1 >/dev/null)
+	local name=$1 why=$2 out rc
+	shift 2
+	out=$("$BENCH" -o /dev/null "$@" 2>&1 >/dev/null)
 	rc=$?
 	is "$rc" 2 "bench-args/$name: exit 2"
-	like "$out" "bench: .+" "bench-args/$name: says why"
+	like "${out%%$'\n'*}" "^bench: $why" "bench-args/$name: says why"
 }
 
-plan 26
+plan 32
 
-expect_usage unknown-flag --no-such-flag
-expect_usage zero-threads -t 0
-expect_usage not-a-number -t ten
-expect_usage negative-rounds -r -1
-expect_usage missing-value -s
-expect_usage port-out-of-range -p 70000
-expect_usage bad-label -l "a b"
-expect_usage duration-with-rounds -d 1 -r 5
-expect_usage stray-argument -t 1 extra
-expect_usage unknown-host -H no.such.host.invalid
+expect_usage unknown-flag "unknown option '--no-such-flag'" --no-such-flag
+expect_usage zero-threads "--threads: 0 is out of range" -t 0
+expect_usage not-a-number "--threads: 'ten' is not a number" -t ten
+expect_usage negative-rounds "--rounds: '-1' is not a number" -r -1
+expect_usage missing-value "option '-s' needs a value" -s
+expect_usage port-out-of-range "--port: 70000 is out of range" -p 70000
+expect_usage bad-label "--label: 'a b' must be" -l "a b"
+expect_usage duration-with-rounds "--duration cannot be combined with --rounds" -d 1 -r 5
+expect_usage stray-argument "unexpected argument 'extra'" -t 1 extra
+expect_usage unknown-host "--host: cannot resolve 'no.such.host.invalid'" -H no.such.host.invalid
+expect_usage bad-cpu-list "--cpus: 'x' is not a CPU list" --cpus x
+expect_usage absent-cpu "--cpus 1000: none of these CPUs is online" --cpus 1000
+expect_usage bad-sched "--sched: 'fast' is not idle or normal" --sched fast
 
 out=$("$BENCH" --help)
 is $? 0 "bench-args/help: exit 0"
-like "$out" "--threads.*--rounds.*--messages.*--duration.*--size.*--host.*--port.*--output.*--label.*--timeout.*--quiet" \
+like "$out" "--threads.*--rounds.*--messages.*--duration.*--rate.*--size.*--host.*--port.*--output.*--label.*--timeout.*--sched.*--cpus.*--quiet" \
 	"bench-args/help: lists every flag"
 
 # More threads than RLIMIT_NOFILE allows: refused before anything starts.

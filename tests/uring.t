@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # What only the io_uring server does (the contract every server keeps is
-# tests/contract.t): long connections, thousands of clients, a buffer ring
-# run dry, fairness between connections, a client that never reads, and
-# -w 2 and --sqpoll. The server runs by hand on the spare port, so that its
-# last words (its counters) can be read.
+# tests/contract.t): long connections, thousands of clients, no descriptor
+# left after 50,000 connections, a buffer ring run dry, fairness between
+# connections, a client that never reads, and -w 2 and --sqpoll. The
+# server runs by hand on the spare port, so that its last words (its
+# counters) can be read.
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -55,13 +56,27 @@ spare_ok() {
 	is "$(field "$out" failed)" 0 "$name: failed=0"
 }
 
-plan 27
+plan 33
 
 start_uring
 ok $? "uring/start: serves on port $SPARE_PORT"
 spare_ok "uring/10000-sequential" -t 1 -r 1 -m 10000
 spare_ok "uring/2000-clients" -t 2000 -r 2 -T 20000
 spare_ok "uring/10000-clients" -t 10000 -r 1 -T 30000
+
+# No descriptor leaks: 5 x 1000 x 10 connections opened and closed, then
+# as many descriptors open in the server as before.
+fds() { find "/proc/$URING_PID/fd" -mindepth 1 | wc -l; }
+fd0=$(fds)
+for i in 1 2 3 4 5; do
+	out=$(bounded 180 "$BENCH" -p "$SPARE_PORT" -t 1000 -r 10 -q -o /dev/null)
+	is "$(field "$out" samples)/$(field "$out" failed)" 10000/0 "uring/fd-leak: 1000 x 10, run $i of 5: 10000 samples, 0 failed"
+done
+for ((i = 0; i < 50; i++)); do
+	(($(fds) <= fd0)) && break
+	sleep 0.1
+done
+is "$(fds)" "$fd0" "uring/fd-leak: $fd0 descriptors open before 50,000 connections, as many after"
 
 # Fairness: 50 connections for 5 s; none gets less than half the median.
 raw=$(mktemp)

@@ -37,6 +37,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -78,6 +79,8 @@ struct worker {
 	unsigned int id;
 	int listen_fd;
 	struct io_uring ring;
+	bool disabled;			/* made R_DISABLED: its thread enables it */
+	const char *mode;		/* how its completions run, for the log */
 	struct io_uring_buf_ring *br;
 	unsigned char *bufs;
 	size_t br_bytes;
@@ -607,6 +610,13 @@ static void on_cqe(struct worker *w, struct io_uring_cqe *cqe)
 
 /* ---- workers ------------------------------------------------------------ */
 
+/* liburing 2.3 declares io_uring_enable_rings() but does not export it. */
+static int enable_ring(struct io_uring *ring)
+{
+	return syscall(__NR_io_uring_register, ring->ring_fd,
+		       IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -617,6 +627,14 @@ static void *worker_main(void *arg)
 	sqe = get_sqe(w);
 	io_uring_prep_poll_add(sqe, stop_fd, POLLIN);
 	io_uring_sqe_set_data64(sqe, tag(w, OP_STOP));
+	/* A SINGLE_ISSUER ring belongs to the task that enables it: this one. */
+	if (w->disabled && enable_ring(&w->ring)) {
+		w->error = errno;
+		fprintf(stderr, "%s: worker %u: cannot enable its ring: %s\n",
+			prog, w->id, strerror(errno));
+		kill(getpid(), SIGTERM);
+		return NULL;
+	}
 	w->running = true;
 	while (w->running) {
 		struct io_uring_cqe *cqe;
@@ -649,9 +667,18 @@ static void *worker_main(void *arg)
 /* The ring: with the newest setup flags this kernel takes. */
 static int setup_ring(struct worker *w)
 {
-	/* COOP_TASKRUN (5.19): completions wait for our next
-	 * io_uring_enter instead of interrupting the loop. */
-	static const unsigned int tries[] = { IORING_SETUP_COOP_TASKRUN, 0 };
+	/* DEFER_TASKRUN (6.1): the kernel's completion work runs only when
+	 * this worker enters to wait, in one batch, never interrupting it;
+	 * it needs SINGLE_ISSUER, a ring used by one thread, and that thread
+	 * is the worker, so the ring starts disabled. COOP_TASKRUN (5.19),
+	 * the fallback: completions wait for our next io_uring_enter instead
+	 * of interrupting the loop. */
+	static const unsigned int tries[] = {
+		IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+			IORING_SETUP_R_DISABLED,
+		IORING_SETUP_COOP_TASKRUN,
+		0,
+	};
 	struct io_uring_params p;
 	unsigned int entries = 4096, i;
 	int err = -EINVAL;
@@ -669,6 +696,11 @@ static int setup_ring(struct worker *w)
 		if (err != -EINVAL || opt.sqpoll)
 			break;
 	}
+	w->disabled = !err && (p.flags & IORING_SETUP_R_DISABLED);
+	w->mode = opt.sqpoll ? "sqpoll" :
+		  w->disabled ? "defer-taskrun" :
+		  (p.flags & IORING_SETUP_COOP_TASKRUN) ? "coop-taskrun" :
+		  "plain";
 	return err;
 }
 
@@ -797,9 +829,9 @@ int main(int argc, char **argv)
 	}
 
 	if (!status) {
-		fprintf(stderr, "%s: listening on port %u (workers=%u backlog=%d buffers=%ux%u%s)\n",
+		fprintf(stderr, "%s: listening on port %u (workers=%u backlog=%d buffers=%ux%u ring=%s)\n",
 			prog, opt.port, opt.workers, opt.backlog, opt.buffers,
-			opt.buffer_size, opt.sqpoll ? " sqpoll" : "");
+			opt.buffer_size, workers[0].mode);
 		sigwait(&sigs, &sig);
 		logv("%s: %s, stopping\n", prog, strsignal(sig));
 	}
