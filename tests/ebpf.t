@@ -6,7 +6,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root_or_skip_all
+need_root
 
 SERVER=$ROOT/ebpf-echo/ebpf-echo-server
 trap stop_all EXIT

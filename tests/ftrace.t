@@ -5,7 +5,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root_or_skip_all
+need_root
 
 FT=$ROOT/ftrace
 TR=/sys/kernel/tracing

@@ -5,7 +5,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root_or_skip_all
+need_root
 trap '"$RUN" stop >/dev/null 2>&1' EXIT
 
 # usage_error NAME ARGS...: exit 2 and a message that points to --help.

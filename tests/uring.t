@@ -9,7 +9,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root_or_skip_all
+need_root
 
 SERVER=$(server_binary uring)
 LOG=$(mktemp)
