@@ -126,6 +126,20 @@ _tracers() {
 	rmdir "$mnt"
 }
 
+# platform_lacks SERVER: the fact (no-NEED) of the first thing the server's
+# declaration needs (needs=) that this machine lacks; nothing when it has
+# them all. The tests' own answer to "can it run here", to hold the
+# server's unavailable hook (run.sh's answer) against.
+platform_lacks() {
+	local need
+	for need in $(server_get "$1" needs); do
+		if fact "no-$need" >/dev/null; then
+			echo "no-$need"
+			return
+		fi
+	done
+}
+
 # skip NAME FACT: a case this machine cannot run, for FACT (see fact). A
 # known fact that does not hold here is a failure (the skip would hide a
 # case that can run); any other reason is shown as a skip that is not a
@@ -278,7 +292,7 @@ bpf_progs() {
 	# are indented. Anything else is not what we can read.
 	awk '/^[0-9]+: [a-z_0-9]+ / { n = "-"; for (i = 3; i < NF; i++) if ($i == "name") n = $(i + 1)
 			print $1 + 0, $2, n; next }
-		/^[ \t]/ { next }
+		/^[ \t]/ || !NF { next }
 		{ print "bpftool prog show: cannot read the line: " $0 > "/dev/stderr"; bad = 1 }
 		END { exit bad }' <<<"$out"
 }
@@ -324,6 +338,18 @@ processes() {
 		END { exit bad }' <<<"$out"
 }
 
+# connections PORT PEER_PORT: 'STATE LOCAL PEER' per TCP socket of the
+# local PORT connected to PEER_PORT, in any state (ss).
+connections() {
+	local out rc
+	out=$(ss -Htan "sport = :$1 and dport = :$2")
+	rc=$?
+	((rc == 0)) || _lister_fail ss "$rc" || return 1
+	awk 'NF >= 5 && $1 ~ /^[A-Z][A-Z0-9-]+$/ { print $1, $4, $5; next }
+		NF { print "ss: cannot read the line: " $0 > "/dev/stderr"; bad = 1 }
+		END { exit bad }' <<<"$out"
+}
+
 # port_free PORT: nothing listens on it; false too when ss cannot tell.
 port_free() {
 	local items
@@ -357,6 +383,37 @@ bench_ok() {
 }
 
 server_pid() { state pid; }
+
+# tcp_estab_resets: connections reset out of ESTABLISHED or CLOSE_WAIT, at
+# either end, counted by the kernel (EstabResets, /proc/net/snmp).
+tcp_estab_resets() {
+	awk '$1 == "Tcp:" && !n { for (i = 2; i <= NF; i++) if ($i == "EstabResets") c = i; n = 1; next }
+		$1 == "Tcp:" && c { print $c }' /proc/net/snmp
+}
+
+# reset_ok NAME [PREFIX...]: a client resets with 1 MiB in flight (probe
+# reset, run through PREFIX: run.sh client for the bypass), and the proof
+# that the reset reached the server: the kernel counted two ESTABLISHED
+# connections reset (the probe's end and the server's; a FIN instead would
+# count one) and ss shows no socket of the server's end left. Two cases.
+reset_ok() {
+	local name=$1 out rc before cport n=0 left=unread i
+	shift
+	before=$(tcp_estab_resets)
+	out=$(bounded 60 "$@" "$PROBE" reset "$PORT" 1048576 2>&1)
+	rc=$?
+	ok $rc "$name: the client resets with 1 MiB in flight"
+	((rc == 0)) || diag "$out"
+	cport=$(sed -n 's/^reset from port \([0-9]*\) .*/\1/p' <<<"$out")
+	for ((i = 0; i < 50 && rc == 0; i++)); do
+		n=$(($(tcp_estab_resets) - before))
+		left=$(connections "$PORT" "$cport") || left=unread
+		((n >= 2)) && [[ -z $left ]] && break
+		sleep 0.1
+	done
+	[[ -n $cport ]] && ((n >= 2)) && [[ -z $left ]]
+	ok $? "$name: the server's end was reset (EstabResets +$n; port ${cport:-?}'s peer socket: ${left:-gone})"
+}
 
 # The guest tests: make check installs the guest's packages first, so a
 # missing kernel or a failed build is a failure here, not a reason to skip.
