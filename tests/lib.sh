@@ -91,21 +91,28 @@ _fact_detect() {
 		v=$(uname -r)
 		((${v%%.*} < 6)) || [[ $(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo 0) != 0 ]]
 		;;
-	no-fentry) ! _fentry_probe >/dev/null ;;
-	no-function-graph) ! _tracers | grep -qw function_graph ;;
+	no-fentry)
+		_fentry_probe >/dev/null
+		(($? == 1))
+		;;
+	no-function-graph)
+		# Unreadable is not "absent": the fact must be seen.
+		v=$(_tracers) && [[ -n $v ]] && ! grep -qw function_graph <<<"$v"
+		;;
 	esac
 }
 
 # _fentry_probe: tests/build/fentry-probe on do_nanosleep; what it says,
-# and its status (0: the kernel loaded and attached the program). No BTF,
-# or a probe that is not built, counts as refused, with the reason.
+# and its status: 0 the kernel loaded and attached the program, 1 it
+# refused (no BTF counts: fentry attaches by BTF id), 2 cannot tell (the
+# probe is not built, bpftool failed): then no-fentry does not hold.
 _fentry_probe() {
 	local id
 	[[ -r /sys/kernel/btf/vmlinux ]] || { echo "no BTF to attach by"; return 1; }
-	[[ -x $ROOT/tests/build/fentry-probe ]] || { echo "not built: make tests"; return 1; }
+	[[ -x $ROOT/tests/build/fentry-probe ]] || { echo "not built: make tests"; return 2; }
 	id=$(bpftool btf dump file /sys/kernel/btf/vmlinux |
 		sed -n "s/^\[\([0-9]*\)\] FUNC 'do_nanosleep' .*/\1/p" | head -n1)
-	[[ -n $id ]] || { echo "no do_nanosleep in vmlinux's BTF (or bpftool failed)"; return 1; }
+	[[ -n $id ]] || { echo "no do_nanosleep in vmlinux's BTF (or bpftool failed)"; return 2; }
 	"$ROOT/tests/build/fentry-probe" "$id"
 }
 
@@ -119,10 +126,9 @@ _tracers() {
 		return
 	fi
 	mnt=$(mktemp -d) || return 1
-	if mount -t tracefs nodev "$mnt" 2>/dev/null; then
-		cat "$mnt/available_tracers"
-		umount "$mnt"
-	fi
+	mount -t tracefs nodev "$mnt" 2>/dev/null || { rmdir "$mnt"; return 1; }
+	cat "$mnt/available_tracers"
+	umount "$mnt"
 	rmdir "$mnt"
 }
 

@@ -78,7 +78,7 @@ affinity() {
 	sed -n 's/^Cpus_allowed_list:\s*//p' /proc/"$1"/task/*/status | sort -u | tr '\n' ' '
 }
 
-if (($(nproc) >= 2)); then
+if ! fact one-cpu >/dev/null; then
 	LO_RPS=/sys/class/net/lo/queues/rx-0/rps_cpus
 	rps0=$(rps_mask)
 	"$RUN" ebpf --cpus 0 >/dev/null
@@ -95,7 +95,7 @@ if (($(nproc) >= 2)); then
 	is "$(rps_mask)" "$rps0" "cpus/stop: the loopback's RPS mask is back to $rps0"
 else
 	for name in "started" "RPS mask" "server's process" "bench's threads" "raw file" "RPS restored"; do
-		skip "cpus/$name" "one CPU: nothing to split"
+		skip "cpus/$name" one-cpu
 	done
 fi
 out=$("$RUN" user --cpus 1000 2>&1)
@@ -149,14 +149,14 @@ ok $? "rate/stall: the closed loop did wait out the stall (max $closedmax us)"
 # milliseconds for their CPU to read the echo. (Sharing both CPUs, the
 # queue forms at the server in some runs and in the client in others:
 # results/README.md.)
-if (($(nproc) >= 2)); then
+if ! fact one-cpu >/dev/null; then
 	"$RUN" ebpf --cpus 0 >/dev/null
 	out=$(bounded 120 "$BENCH" -p "$PORT" --cpus 1 -t 2000 -r 1 -m 50 -o "$runs/t2000.tsv" 2>&1)
 	like "$out" "warning: the client was the bottleneck" "bottleneck/-t 2000 against ebpf: the warning fires"
 	is "$(sed -n 's/^# bottleneck=//p' "$runs/t2000.tsv")" client "bottleneck/-t 2000: bottleneck=client in the raw file"
 else
-	skip "bottleneck/-t 2000 against ebpf: the warning fires" "one CPU: client and server cannot be kept apart"
-	skip "bottleneck/-t 2000: bottleneck=client in the raw file" "one CPU"
+	skip "bottleneck/-t 2000 against ebpf: the warning fires" one-cpu
+	skip "bottleneck/-t 2000: bottleneck=client in the raw file" one-cpu
 	"$RUN" ebpf >/dev/null
 fi
 out=$(bounded 60 "$BENCH" -p "$PORT" -t 1 -r 1 -m 5000 -o "$runs/t1.tsv" 2>&1)
