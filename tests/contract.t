@@ -41,10 +41,24 @@ leftovers() {
 	echo "loopback rps_cpus $(</sys/class/net/lo/queues/rx-0/rps_cpus)"
 }
 
+# leftovers_or_why: leftovers, or (status 1) why a tool failed.
+leftovers_or_why() {
+	local err out
+	err=$(mktemp)
+	if out=$(leftovers 2>"$err"); then
+		rm -f "$err"
+		echo "$out"
+		return 0
+	fi
+	cat "$err"
+	rm -f "$err"
+	return 1
+}
+
 # nothing_left NAME BASELINE: the server left nothing behind.
 nothing_left() {
 	local name=$1 now
-	if ! now=$(leftovers 2>&1); then
+	if ! now=$(leftovers_or_why); then
 		ok 1 "$name: nothing left (a tool failed: cannot tell)"
 		diag "$now"
 		return
@@ -65,7 +79,7 @@ contract() {
 	local label=$1 server=$2 base out bad word rc pid
 	shift 2
 	local start=("$server" "$@")
-	base=$(leftovers 2>&1) || { ok 1 "$label: leftovers before the start (a tool failed)"; diag "$base"; return; }
+	base=$(leftovers_or_why) || { ok 1 "$label: leftovers before the start (a tool failed)"; diag "$base"; return; }
 
 	"$RUN" "${start[@]}" >/dev/null
 	ok $? "$label: run.sh ${start[*]}"
