@@ -152,8 +152,7 @@ is "$(field "$out" failed)" 0 "bypass/other-port: bench in the cgroup against po
 after=$(counters_line)
 is "$(grew "$before" "$after" socks_added)/$(grew "$before" "$after" msgs_redirected)" 0/0 \
 	"bypass/other-port: no socket added, nothing redirected"
-kill "${PIDS[-1]}"
-wait "${PIDS[-1]}" 2>/dev/null
+stop_bounded "${PIDS[-1]}" 2>/dev/null
 
 # ---- what the bypass costs: TCP's flow control -----------------------------
 
@@ -181,8 +180,7 @@ tcp=$(fill_against_mute)
 spare_redir=$!
 for _ in $(seq 50); do [[ -d $SPARE_CG ]] && break; sleep 0.1; done
 bypassed=$(fill_against_mute "${in_cg[@]}")
-kill "$spare_redir"
-wait "$spare_redir"
+stop_bounded "$spare_redir"
 ok $? "bypass/flow-control: sockredir on port $SPARE_PORT stops cleanly"
 diag "never-reading peer, TCP: $tcp"
 diag "never-reading peer, bypass: $bypassed"
@@ -252,8 +250,7 @@ like "$out" "another instance serves this port.*sockredir exited before it attac
 	"bypass/cannot-attach: says why"
 [[ ! -e $STATE_DIR ]] && port_free "$PORT"
 ok $? "bypass/cannot-attach: no state left, port free"
-kill "${PIDS[-1]}"
-wait "${PIDS[-1]}" 2>/dev/null
+stop_bounded "${PIDS[-1]}" 2>/dev/null
 "$RUN" user --bypass >/dev/null && "$RUN" stop >/dev/null
 ok $? "bypass/cannot-attach: the next start and stop work"
 
@@ -269,8 +266,7 @@ ok $(($? == 0)) "bypass/foreign: run.sh user --bypass fails"
 ok $? "bypass/foreign: no state left, sysctls as found"
 [[ $(count_of "^$CG (cgroup_)?sock_ops redir_sockops$" bpf_attachments) == 1 ]]
 ok $? "bypass/foreign: the other sockredir's cgroup and program untouched"
-kill "${PIDS[-1]}"
-wait "${PIDS[-1]}" 2>/dev/null
+stop_bounded "${PIDS[-1]}" 2>/dev/null
 
 # A busy port: no sockredir is left running.
 "$PROBE" mute "$PORT" 5 >/dev/null &

@@ -101,8 +101,7 @@ ok $? "wq-latency/ebpf: wq-ebpf-cdf.png is a PNG"
 "$FT/trace.sh" ebpf --out "$OUT" -- -t 4 -d 5 >/dev/null 2>&1 &
 pid=$!
 sleep 3
-kill -TERM "$pid"
-wait "$pid"
+stop_bounded "$pid" 30	# trace.sh restores tracefs before it exits
 state=$(tracefs_state)$'\n'$("$RUN" status 2>&1)
 is "$state" "$before"$'\n'"no server is running" "trace/interrupted: tracefs as found, no server"
 

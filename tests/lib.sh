@@ -368,6 +368,24 @@ bounded() { timeout -k 5 "$@"; }	# -k: busybox (the guest) knows it too
 
 # ---- shared by the tests that start servers -------------------------------
 
+# stop_bounded PID [SECONDS]: SIGTERM to a process this shell started, and
+# its exit status; SIGKILL when it is still there after SECONDS (10), so a
+# process that ignores SIGTERM fails its case (status 137) instead of
+# hanging the file in wait.
+stop_bounded() {
+	local pid=$1 i
+	kill -TERM "$pid" 2>/dev/null
+	for ((i = 0; i < ${2:-10} * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || break	# bash reaps its children
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		diag "pid $pid still there ${2:-10} s after SIGTERM: SIGKILL"
+		kill -KILL "$pid" 2>/dev/null
+	fi
+	wait "$pid"
+}
+
 PIDS=()	# helper processes (probes) to kill on exit
 
 # Kills the probes and stops any server run.sh started; trapped on EXIT.

@@ -33,11 +33,11 @@ start_uring() {
 	return 1
 }
 
-# stop_uring: SIGTERM; its exit status, and its counters line in $LOG.
+# stop_uring: SIGTERM (SIGKILL after 10 s: bounded); its exit status, and
+# its counters line in $LOG.
 stop_uring() {
 	[[ -n ${URING_PID:-} ]] || return 0
-	kill -TERM "$URING_PID" 2>/dev/null
-	wait "$URING_PID"
+	stop_bounded "$URING_PID"
 	local rc=$?
 	URING_PID=
 	return "$rc"
