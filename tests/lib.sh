@@ -356,6 +356,14 @@ connections() {
 		END { exit bad }' <<<"$out"
 }
 
+# loaded_modules: the name of each loaded module (/proc/modules, which
+# must be readable: a kernel without modules has none to list).
+loaded_modules() {
+	local out
+	out=$(cut -d' ' -f1 /proc/modules) || return 1
+	[[ -z $out ]] || echo "$out"
+}
+
 # port_free PORT: nothing listens on it; false too when ss cannot tell.
 port_free() {
 	local items

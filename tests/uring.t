@@ -116,7 +116,7 @@ ok $? "uring/dry-ring: the ring did run dry (enobufs=${c:-none}) and every echo 
 
 start_uring -w 2
 ok $? "uring/workers-2: start"
-is "$(ss -Htln "sport = :$SPARE_PORT" | wc -l)" 2 "uring/workers-2: two listeners"
+is "$(count_of LISTEN listeners "$SPARE_PORT")" 2 "uring/workers-2: two listeners"
 spare_ok "uring/workers-2" -t 200 -r 2
 stop_uring
 

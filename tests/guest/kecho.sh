@@ -64,8 +64,9 @@ for p in port=0 port=65536 port=abc backlog=0 mode=foo mode=; do
 	out=$(insmod "$ROOT/kecho/kecho.ko" "$p" 2>&1)
 	rc=$?
 	name=${p%%=*}
-	((rc != 0)) && ! grep -q '^kecho ' /proc/modules && dmesg | tail -n 6 | grep -q "kecho: invalid $name="
-	ok $? "kecho/bad-param: $p rejected, dmesg names '$name'"
+	((rc != 0)) && loaded=$(loaded_modules) && ! grep -qx kecho <<<"$loaded" &&
+		dmesg | tail -n 6 | grep -q "kecho: invalid $name="
+	ok $? "kecho/bad-param: $p rejected (not loaded), dmesg names '$name'"
 done
 
 # rmmod with 100 idle connections open.
@@ -76,8 +77,7 @@ wait_open 100
 ok $? "kecho/rmmod-busy: 100 idle connections open"
 "$RUN" stop >/dev/null
 ok $? "kecho/rmmod-busy: rmmod succeeds"
-! grep -q '^kecho ' /proc/modules
-ok $? "kecho/rmmod-busy: module gone"
+absent "kecho/rmmod-busy: module gone" '^kecho$' loaded_modules
 kill "${PIDS[@]}" 2>/dev/null
 wait "${PIDS[@]}" 2>/dev/null
 PIDS=()
