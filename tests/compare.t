@@ -158,7 +158,7 @@ is $? 130 "compare/interrupted: exit 130"
 [[ ! -e $STATE_DIR ]]
 ok $? "compare/interrupted: no server state left"
 absent "compare/interrupted: port free" . listeners "$PORT"
-absent "compare/interrupted: no server process left" . processes user-echo-server
+absent "compare/interrupted: no server process left" . processes "$(server_binary user)"
 rows=$(grep -vc '^#' "$TMP/int/user-1.tsv")
 ((rows > 100))
 ok $? "compare/interrupted: raw samples kept ($rows rows)"

@@ -74,7 +74,7 @@ kernel=$(grew "$before" "$after" redirected_bytes)
 user=$(grew "$before" "$after" userspace_bytes)
 diag "kernel redirect: ${kernel:-?} bytes, userspace fallback: ${user:-?} bytes (counters '$before' -> '$after')"
 [[ -n $kernel && -n $user ]] && ((kernel > 0 && 100 * kernel >= 99 * (kernel + user)))
-ok $? "ebpf/one-connection-10000: >= 99% of bytes echoed by the kernel ($kernel of $((kernel + user)))"
+ok $? "ebpf/one-connection-10000: >= 99% of bytes echoed by the kernel (${kernel:-?} of $((${kernel:-0} + ${user:-0})))"
 
 # Several 1 MiB echoes at once: each larger than the socket buffers, so
 # the redirect meets a full send queue (the contract sends one or two).
