@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash disable=SC2034 # the variables are for the tests
 # TAP helpers for the suite's tests (kselftest style: named cases, a plan,
-# '# SKIP reason'). Source it, call plan, then the assertions.
+# '# SKIP fact: why', for platform facts only). Source it, call plan, then
+# the assertions; "nothing left" is always absent with a lister.
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The servers, their declarations and run.sh's state (STATE_DIR, state).
