@@ -41,20 +41,29 @@ deps:
 tests: bench
 	$(MAKE) -C tests
 
-# deps first: on a fresh machine it installs what the build needs.
+# Root first: without it the tests cannot start servers, load BPF programs
+# or change sysctls, and a run of the few cases that need none would be
+# green and say nothing. Then deps: on a fresh machine it installs what the
+# build needs. tests/prove.sh ends with the counts (passed, failed, skipped
+# and why).
+need_root = @[ "$$(id -u)" -eq 0 ] || { echo "make $@: needs root (the tests start servers, load BPF programs and change sysctls): sudo make $@" >&2; exit 1; }
+
 check:
+	$(need_root)
 	$(MAKE) deps
 	$(MAKE) all tests
 	$(MAKE) lint
-	prove -v tests/*.t
+	./tests/prove.sh tests/*.t
 
 lint:
-	shellcheck -x run.sh .ci/run scripts/*.sh servers/*.sh tests/*.t tests/lib.sh \
+	shellcheck -x run.sh .ci/run scripts/*.sh servers/*.sh tests/*.t tests/*.sh \
 		tests/guest/*.sh results/*.sh vm/*.sh kecho/*.sh ftrace/*.sh
 	$(MAKE) -C kecho lint
 
-vm-check: all tests
-	prove -v tests/vm-*.t
+vm-check:
+	$(need_root)
+	$(MAKE) all tests
+	./tests/prove.sh tests/vm-*.t
 
 # RESULTS=DIR (a path, or a name under results/); default: the newest.
 # METRIC=arrival|rtt|auto: which response time; auto prefers arrival.

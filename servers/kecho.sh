@@ -5,7 +5,7 @@
 # or a kthread of its own (mode=kthread). Its arguments are module
 # parameters; where modules cannot load it runs in the qemu guest (--vm).
 
-server kecho dir=kecho binary=kecho/kecho.ko tools=cc kind=module \
+server kecho dir=kecho binary=kecho/kecho.ko tools=cc kind=module needs=modules \
 	bad_args='port=0;backlog=0;mode=foo' \
 	trace='kecho_work kernel_recvmsg kernel_sendmsg tcp_recvmsg tcp_sendmsg' \
 	work=kecho_work

@@ -8,8 +8,12 @@
 #
 #   server NAME dir=DIR binary=PATH [tools="CMD..."] [kind=process|module]
 #               [trace="FUNCTION..."] [work=FUNCTION] [bad_args="ARGS;ARGS..."]
+#               [needs="NEED..."]
 #       how to build it ('make NAME' runs make -C DIR; none without dir=),
 #       what it is (PATH from the root, or absolute),
+#       what the platform must have for it to run (modules, btf, cgroup2,
+#       io-uring: the tests detect each themselves, as the facts no-NEED of
+#       tests/lib.sh, and fail when its unavailable hook disagrees),
 #       the commands its build needs besides make; kind=module: a kernel
 #       module, started with insmod (the default is a process); the kernel
 #       functions of its hot path (ftrace/trace.sh) and the one that runs

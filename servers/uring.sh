@@ -4,7 +4,7 @@
 # receive into a ring of provided buffers, batched submission, one ring
 # per worker thread. A plain process once the kernel has what it needs.
 
-server uring dir=uring-echo binary=uring-echo/uring-echo-server tools=cc \
+server uring dir=uring-echo binary=uring-echo/uring-echo-server tools=cc needs=io-uring \
 	bad_args='--workers 0;--buffers 1000;--bogus;stray' \
 	trace='__do_sys_io_uring_enter io_submit_sqes io_recv io_send io_accept io_issue_sqe tcp_recvmsg tcp_sendmsg'
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash disable=SC2034 # the variables are for the tests
 # TAP helpers for the suite's tests (kselftest style: named cases, a plan,
-# '# SKIP reason'). Source it, call plan, then the assertions.
+# '# SKIP fact: why', for platform facts only). Source it, call plan, then
+# the assertions; "nothing left" is always absent with a lister.
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The servers, their declarations and run.sh's state (STATE_DIR, state).
@@ -17,6 +18,7 @@ SPARE_PORT=${TEST_SPARE_PORT:-12399}	# for servers started by hand
 
 _tap_n=0
 _tap_failed=0
+_tap_skipped=0
 
 plan() { echo "1..$1"; }
 
@@ -49,9 +51,156 @@ like() {
 	[[ $got =~ $re ]] || diag "$name: '$got' does not match /$re/"
 }
 
+# ---- skips: only for platform facts the suite detects -----------------------
+
+# fact NAME: true when this machine has that fact, detected here and now
+# (never assumed), with its description on stdout; status 2 when NAME is
+# not one of the facts below. These are the only reasons a case may be
+# skipped for: a skip for anything else is a failure under CI (CI=true).
+declare -A _fact=()	# [NAME] = 0 (holds) or 1 (does not), once detected
+fact() {
+	local name=$1 desc
+	case $name in
+	no-modules) desc="this kernel cannot load modules (CONFIG_MODULES=n: no /proc/modules)" ;;
+	modules) desc="this kernel loads modules (/proc/modules exists)" ;;
+	no-btf) desc="this kernel has no BTF (no /sys/kernel/btf/vmlinux)" ;;
+	no-cgroup2) desc="no cgroup v2 is mounted (none in /proc/self/mountinfo)" ;;
+	one-cpu) desc="one CPU online (nproc)" ;;
+	no-io-uring) desc="this kernel's io_uring lacks multishot receive (before 6.0) or is disabled (kernel.io_uring_disabled)" ;;
+	no-fentry) desc="this kernel refuses fentry programs (tests/build/fentry-probe: $(_fentry_probe))" ;;
+	no-function-graph) desc="this kernel has no function_graph tracer (available_tracers)" ;;
+	*) return 2 ;;
+	esac
+	if [[ -z ${_fact[$name]:-} ]]; then
+		_fact_detect "$name"
+		_fact[$name]=$?
+	fi
+	((_fact[$name] == 0)) || return 1
+	echo "$desc"
+}
+
+# _fact_detect NAME: the detection itself; status 0 when the fact holds.
+_fact_detect() {
+	local v
+	case $1 in
+	no-modules) [[ ! -e /proc/modules ]] ;;
+	modules) [[ -e /proc/modules ]] ;;
+	no-btf) [[ ! -r /sys/kernel/btf/vmlinux ]] ;;
+	no-cgroup2) [[ -z $(cgroup2_mount) ]] ;;
+	one-cpu) (($(nproc) < 2)) ;;
+	no-io-uring)
+		v=$(uname -r)
+		((${v%%.*} < 6)) || [[ $(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo 0) != 0 ]]
+		;;
+	no-fentry)
+		_fentry_probe >/dev/null
+		(($? == 1))
+		;;
+	no-function-graph)
+		# Unreadable is not "absent": the fact must be seen.
+		v=$(_tracers) && [[ -n $v ]] && ! grep -qw function_graph <<<"$v"
+		;;
+	esac
+}
+
+# _fentry_probe: tests/build/fentry-probe on do_nanosleep; what it says,
+# and its status: 0 the kernel loaded and attached the program, 1 it
+# refused (no BTF counts: fentry attaches by BTF id), 2 cannot tell (the
+# probe is not built, bpftool failed): then no-fentry does not hold.
+_fentry_probe() {
+	local id
+	[[ -r /sys/kernel/btf/vmlinux ]] || { echo "no BTF to attach by"; return 1; }
+	[[ -x $ROOT/tests/build/fentry-probe ]] || { echo "not built: make tests"; return 2; }
+	id=$(bpftool btf dump file /sys/kernel/btf/vmlinux |
+		sed -n "s/^\[\([0-9]*\)\] FUNC 'do_nanosleep' .*/\1/p" | head -n1)
+	[[ -n $id ]] || { echo "no do_nanosleep in vmlinux's BTF (or bpftool failed)"; return 2; }
+	"$ROOT/tests/build/fentry-probe" "$id"
+}
+
+# _tracers: the kernel's available_tracers; tracefs mounted on a directory
+# of our own when /sys/kernel/tracing is not (the ftrace tests compare its
+# mount state before and after, so it is left as found).
+_tracers() {
+	local mnt
+	if [[ -r /sys/kernel/tracing/available_tracers ]]; then
+		cat /sys/kernel/tracing/available_tracers
+		return
+	fi
+	mnt=$(mktemp -d) || return 1
+	mount -t tracefs nodev "$mnt" 2>/dev/null || { rmdir "$mnt"; return 1; }
+	cat "$mnt/available_tracers"
+	umount "$mnt"
+	rmdir "$mnt"
+}
+
+# platform_lacks SERVER: the fact (no-NEED) of the first thing the server's
+# declaration needs (needs=) that this machine lacks; nothing when it has
+# them all. The tests' own answer to "can it run here", to hold the
+# server's unavailable hook (run.sh's answer) against.
+platform_lacks() {
+	local need
+	for need in $(server_get "$1" needs); do
+		if fact "no-$need" >/dev/null; then
+			echo "no-$need"
+			return
+		fi
+	done
+}
+
+# skip NAME FACT: a case this machine cannot run, for FACT (see fact). A
+# known fact that does not hold here is a failure (the skip would hide a
+# case that can run); any other reason is shown as a skip that is not a
+# platform fact, and fails the case under CI.
 skip() {
+	local name=$1 reason=$2 desc rc
+	desc=$(fact "$reason")
+	rc=$?
+	if ((rc == 0)); then
+		_skip_line "$name" "$reason: $desc"
+	elif ((rc == 1)); then
+		ok 1 "$name"
+		diag "$name: skipped for '$reason', which this machine does not have"
+	else
+		_skip_other "$name" "$reason"
+	fi
+}
+
+# skip_relayed NAME REASON: a skip reported by another machine (the guest),
+# which detected its fact there: a known fact's name passes as it is.
+skip_relayed() {
+	local name=$1 reason=$2
+	if fact "${reason%%:*}" >/dev/null; (($? != 2)); then
+		_skip_line "$name" "$reason"
+	else
+		_skip_other "$name" "$reason"
+	fi
+}
+
+_skip_line() {
 	_tap_n=$((_tap_n + 1))
+	_tap_skipped=$((_tap_skipped + 1))
 	echo "ok $_tap_n - $1 # SKIP $2"
+}
+
+# A skip for a reason that is not a platform fact: a failure under CI.
+_skip_other() {
+	if [[ ${CI:-} == true ]]; then
+		ok 1 "$1"
+		diag "$1: skipped for '$2', which is not a platform fact (CI=true: a failure)"
+	else
+		_skip_line "$1" "$2 (not a platform fact: a failure under CI)"
+	fi
+}
+
+# skip_all FACT: this whole file cannot run on this machine, for FACT.
+skip_all() {
+	local desc
+	if desc=$(fact "$1"); then
+		echo "1..0 # SKIP $1: $desc"
+		exit 0
+	fi
+	echo "Bail out! skip_all for '$1', which is not a platform fact of this machine"
+	exit 1
 }
 
 # shellcheck disable=SC2001 # prefix every line of a multi-line message
@@ -68,6 +217,17 @@ plan_at_end() {
 # field SUMMARY-LINE KEY: a value from bench's summary line.
 field() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"; }
 
+# grew BEFORE AFTER KEY: how much a counter of two 'key=value ...' lines
+# (run.sh status) grew; nothing and status 1 when either lacks it, so that
+# a case reading a counter that could not be read fails.
+grew() {
+	local a b
+	a=$(field "$1" "$3")
+	b=$(field "$2" "$3")
+	[[ $a =~ ^[0-9]+$ && $b =~ ^[0-9]+$ ]] || return 1
+	echo $((b - a))
+}
+
 # summary_rows SUMMARY.MD [Client|Server]: 'label samples failed' of each
 # row of compare's table of that side (default Client: rtt_us, in every
 # summary; Server: arrival_us, where every echo was stamped), every sweep
@@ -79,24 +239,161 @@ summary_rows() {
 		/^## / { on = 0 }' "$1"
 }
 
-need_root_or_skip_all() {
+# need_root: the file starts servers and changes sysctls. Without root
+# it stops with a failure: a green run of the cases that need no root
+# would say nothing about the rest.
+need_root() {
 	if [[ $(id -u) -ne 0 ]]; then
-		echo "1..0 # SKIP needs root: run 'sudo make check'"
-		exit 0
+		echo "Bail out! needs root: run 'sudo make check'"
+		exit 1
 	fi
+}
+
+# ---- absence: "nothing found" only from a tool that worked ------------------
+#
+# Each lister prints one item per line, normalised, and fails (status 1,
+# its reason on stderr) when its tool is missing, exits non-zero, or prints
+# something that is not in the tool's format: then nothing can be said
+# about absence. absent is the one assertion the suite makes with them.
+
+# absent NAME REGEX LISTER [ARGS...]: LISTER worked and none of its items
+# matches REGEX (grep -E).
+absent() {
+	local name=$1 re=$2 items err rc
+	shift 2
+	err=$(mktemp)
+	items=$("$@" 2>"$err")
+	rc=$?
+	if ((rc != 0)); then
+		ok 1 "$name"
+		diag "$name: cannot tell, $1 failed: $(cat "$err")"
+	else
+		is "$(grep -E -- "$re" <<<"$items")" "" "$name"
+	fi
+	rm -f "$err"
+}
+
+# count_of REGEX LISTER [ARGS...]: how many of LISTER's items match; fails
+# when the lister does.
+count_of() {
+	local re=$1 items
+	shift
+	items=$("$@") || return 1
+	grep -cE -- "$re" <<<"$items"
+	return 0
+}
+
+# _lister_fail TOOL STATUS: the reason a lister gives up.
+_lister_fail() {
+	echo "$1 exited $2$( (($2 == 127)) && echo ' (not installed)')" >&2
+	return 1
+}
+
+# bpf_progs: 'ID TYPE NAME' per loaded BPF program (bpftool prog show).
+bpf_progs() {
+	local out rc
+	out=$(bpftool prog show)
+	rc=$?
+	((rc == 0)) || _lister_fail bpftool "$rc" || return 1
+	# Every record starts 'ID: TYPE  name NAME' (or no name); its details
+	# are indented. Anything else is not what we can read.
+	awk '/^[0-9]+: [a-z_0-9]+ / { n = "-"; for (i = 3; i < NF; i++) if ($i == "name") n = $(i + 1)
+			print $1 + 0, $2, n; next }
+		/^[ \t]/ || !NF { next }
+		{ print "bpftool prog show: cannot read the line: " $0 > "/dev/stderr"; bad = 1 }
+		END { exit bad }' <<<"$out"
+}
+
+# bpf_attachments: 'CGROUP TYPE NAME' per cgroup attachment, every cgroup
+# under the cgroup v2 mount (bpftool cgroup tree).
+bpf_attachments() {
+	local out rc
+	out=$(bpftool cgroup tree)
+	rc=$?
+	((rc == 0)) || _lister_fail bpftool "$rc" || return 1
+	# A header of two lines, then a cgroup's path and its programs.
+	awk 'NR == 1 { if ($1 != "CgroupPath") bad = 1; next }
+		NR == 2 { if ($1 != "ID") bad = 1; next }
+		/^\// { cg = $1; next }
+		/^[ \t]+[0-9]+[ \t]/ { print cg, $2, $NF; next }
+		NF { bad = 1 }
+		END { if (bad) print "bpftool cgroup tree: not its format" > "/dev/stderr"
+			exit bad }' <<<"$out"
+}
+
+# listeners PORT: 'LISTEN ADDRESS:PORT' per listening TCP socket on PORT (ss).
+listeners() {
+	local out rc
+	out=$(ss -Htln "sport = :$1")
+	rc=$?
+	((rc == 0)) || _lister_fail ss "$rc" || return 1
+	awk '$1 == "LISTEN" && NF >= 5 { print $1, $4; next }
+		NF { print "ss: cannot read the line: " $0 > "/dev/stderr"; bad = 1 }
+		END { exit bad }' <<<"$out"
+}
+
+# processes PATTERN: 'PID COMMAND LINE' per process whose command line
+# matches PATTERN (pgrep -af; its status 1 is "none", not a failure).
+processes() {
+	local out rc
+	out=$(pgrep -af -- "$1")
+	rc=$?
+	((rc <= 1)) || _lister_fail pgrep "$rc" || return 1
+	# Not this shell, whose command line may hold the pattern too.
+	awk -v self=$$ '/^[0-9]+ / { if ($1 != self) print; next }
+		NF { print "pgrep: cannot read the line: " $0 > "/dev/stderr"; bad = 1 }
+		END { exit bad }' <<<"$out"
+}
+
+# connections PORT PEER_PORT: 'STATE LOCAL PEER' per TCP socket of the
+# local PORT connected to PEER_PORT, in any state (ss).
+connections() {
+	local out rc
+	out=$(ss -Htan "sport = :$1 and dport = :$2")
+	rc=$?
+	((rc == 0)) || _lister_fail ss "$rc" || return 1
+	awk 'NF >= 5 && $1 ~ /^[A-Z][A-Z0-9-]+$/ { print $1, $4, $5; next }
+		NF { print "ss: cannot read the line: " $0 > "/dev/stderr"; bad = 1 }
+		END { exit bad }' <<<"$out"
+}
+
+# loaded_modules: the name of each loaded module (/proc/modules, which
+# must be readable: a kernel without modules has none to list).
+loaded_modules() {
+	local out
+	out=$(cut -d' ' -f1 /proc/modules) || return 1
+	[[ -z $out ]] || echo "$out"
 }
 
 # port_free PORT: nothing listens on it; false too when ss cannot tell.
 port_free() {
-	local out
-	out=$(ss -Htln "sport = :$1") || return 1
-	[[ -z $out ]]
+	local items
+	items=$(listeners "$1") || return 1
+	[[ -z $items ]]
 }
 
 # Runs a command with a time bound; status 124 when it had to be killed.
 bounded() { timeout -k 5 "$@"; }	# -k: busybox (the guest) knows it too
 
 # ---- shared by the tests that start servers -------------------------------
+
+# stop_bounded PID [SECONDS]: SIGTERM to a process this shell started, and
+# its exit status; SIGKILL when it is still there after SECONDS (10), so a
+# process that ignores SIGTERM fails its case (status 137) instead of
+# hanging the file in wait.
+stop_bounded() {
+	local pid=$1 i
+	kill -TERM "$pid" 2>/dev/null
+	for ((i = 0; i < ${2:-10} * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || break	# bash reaps its children
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		diag "pid $pid still there ${2:-10} s after SIGTERM: SIGKILL"
+		kill -KILL "$pid" 2>/dev/null
+	fi
+	wait "$pid"
+}
 
 PIDS=()	# helper processes (probes) to kill on exit
 
@@ -119,6 +416,37 @@ bench_ok() {
 }
 
 server_pid() { state pid; }
+
+# tcp_estab_resets: connections reset out of ESTABLISHED or CLOSE_WAIT, at
+# either end, counted by the kernel (EstabResets, /proc/net/snmp).
+tcp_estab_resets() {
+	awk '$1 == "Tcp:" && !n { for (i = 2; i <= NF; i++) if ($i == "EstabResets") c = i; n = 1; next }
+		$1 == "Tcp:" && c { print $c }' /proc/net/snmp
+}
+
+# reset_ok NAME [PREFIX...]: a client resets with 1 MiB in flight (probe
+# reset, run through PREFIX: run.sh client for the bypass), and the proof
+# that the reset reached the server: the kernel counted two ESTABLISHED
+# connections reset (the probe's end and the server's; a FIN instead would
+# count one) and ss shows no socket of the server's end left. Two cases.
+reset_ok() {
+	local name=$1 out rc before cport n=0 left=unread i
+	shift
+	before=$(tcp_estab_resets)
+	out=$(bounded 60 "$@" "$PROBE" reset "$PORT" 1048576 2>&1)
+	rc=$?
+	ok $rc "$name: the client resets with 1 MiB in flight"
+	((rc == 0)) || diag "$out"
+	cport=$(sed -n 's/^reset from port \([0-9]*\) .*/\1/p' <<<"$out")
+	for ((i = 0; i < 50 && rc == 0; i++)); do
+		n=$(($(tcp_estab_resets) - before))
+		left=$(connections "$PORT" "$cport") || left=unread
+		((n >= 2)) && [[ -z $left ]] && break
+		sleep 0.1
+	done
+	[[ -n $cport ]] && ((n >= 2)) && [[ -z $left ]]
+	ok $? "$name: the server's end was reset (EstabResets +$n; port ${cport:-?}'s peer socket: ${left:-gone})"
+}
 
 # The guest tests: make check installs the guest's packages first, so a
 # missing kernel or a failed build is a failure here, not a reason to skip.

@@ -3,7 +3,10 @@
  * probe - the misbehaving peers the tests need.
  *
  *   probe mute PORT SECONDS      listen on PORT, never accept or read
- *   probe reset PORT BYTES       send BYTES without reading, then reset
+ *   probe reset PORT BYTES       send BYTES without reading; once the echo
+ *                                has begun, reset; print 'reset from port
+ *                                N' (N: our port, for the test's proof
+ *                                that the server's end was reset too)
  *   probe halfclose PORT BYTES   send BYTES, shut down writing, expect the
  *                                same BYTES back and then EOF
  *   probe hold PORT N SECONDS    hold N idle connections open
@@ -21,6 +24,10 @@
  * The last three check an echo server byte for byte through the kernel's
  * zero-copy paths, which a sockmap bypass may not follow: every byte back,
  * in order, none more, within TIMEOUT_S of the last progress.
+ *
+ * Every mode that talks to a server ends within 2 x TIMEOUT_S whatever the
+ * server does (an alarm), so that a server that never answers or never
+ * closes fails one case instead of hanging the suite.
  *
  * Exit status 0 when the probe saw what it expected, 1 when not, 2 on usage.
  */
@@ -82,6 +89,27 @@ static void pattern(unsigned char *b, size_t n)
 		b[i] = (unsigned char)(i * 131 + (i >> 8));
 }
 
+/* What the alarm says: set before it is armed. */
+static const char *alarm_msg = "probe: no progress for twice TIMEOUT_S, "
+			       "stuck in one system call\n";
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	/* Only async-signal-safe calls here. */
+	if (write(2, alarm_msg, strlen(alarm_msg)) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+/* The whole of a mode within 2 x TIMEOUT_S, whatever the server does. */
+static void deadline(const char *msg)
+{
+	alarm_msg = msg;
+	signal(SIGALRM, on_alarm);
+	alarm(2 * TIMEOUT_S);
+}
+
 static int mute(int port, int seconds)
 {
 	struct sockaddr_in sa = loopback(port);
@@ -100,19 +128,40 @@ static int reset(int port, size_t bytes)
 {
 	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 	unsigned char *b = malloc(bytes);
-	int fd = dial(port);
+	struct sockaddr_in me;
+	socklen_t len = sizeof(me);
+	struct pollfd p;
+	ssize_t sent;
+	int fd, n;
 
+	deadline("probe: reset: stuck for twice TIMEOUT_S\n");
+	fd = dial(port);
 	if (fd < 0 || !b)
 		return fail("connect");
 	pattern(b, bytes);
 	/* Part of it may not fit before the server's echo fills our buffer:
 	 * that is the point, the reset comes mid-message. */
-	if (send(fd, b, bytes, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
-	    errno != EAGAIN)
+	sent = send(fd, b, bytes, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (sent < 0 && errno != EAGAIN)
 		return fail("send");
-	usleep(20000);
-	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	/* The echo has begun: the server is reading and writing this
+	 * connection when the reset comes. */
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	n = poll(&p, 1, TIMEOUT_S * 1000);
+	if (n < 0)
+		return fail("poll");
+	if (n == 0) {
+		fprintf(stderr, "probe: reset: no echo within %d s of sending "
+			"%zd bytes\n", TIMEOUT_S, sent);
+		return 1;
+	}
+	if (getsockname(fd, (struct sockaddr *)&me, &len))
+		return fail("getsockname");
+	if (setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)))
+		return fail("SO_LINGER");
 	close(fd);	/* linger 0: RST, not FIN */
+	printf("reset from port %d after sending %zd of %zu bytes\n",
+	       ntohs(me.sin_port), sent, bytes);
 	free(b);
 	return 0;
 }
@@ -122,8 +171,13 @@ static int halfclose(int port, size_t bytes)
 	unsigned char *b = malloc(bytes), *r = malloc(bytes + 1);
 	size_t got = 0;
 	ssize_t n;
-	int fd = dial(port);
+	int fd;
 
+	/* Each recv below has SO_RCVTIMEO; a server that trickles bytes
+	 * and never closes would still keep us here: the deadline. */
+	deadline("probe: halfclose: no EOF within twice TIMEOUT_S (the "
+		 "server does not close its end)\n");
+	fd = dial(port);
 	if (fd < 0 || !b || !r)
 		return fail("connect");
 	pattern(b, bytes);
@@ -183,18 +237,6 @@ struct echo {
 	size_t sent, got;
 	unsigned long idle;	/* readable, yet the receive found nothing */
 };
-
-static void on_alarm(int sig)
-{
-	static const char msg[] = "probe: no progress for twice TIMEOUT_S, "
-				  "stuck in one system call\n";
-
-	(void)sig;
-	/* Only async-signal-safe calls here. */
-	if (write(2, msg, sizeof(msg) - 1) < 0)
-		_exit(1);
-	_exit(1);
-}
 
 static double now_s(void)
 {
@@ -437,8 +479,7 @@ static int echo_via(int port, size_t bytes, enum via tx, enum via rx)
 	pattern(b, bytes);
 	/* A peer gone mid-splice must fail the call, not kill us. */
 	signal(SIGPIPE, SIG_IGN);
-	signal(SIGALRM, on_alarm);
-	alarm(2 * TIMEOUT_S);
+	deadline(alarm_msg);	/* re-armed on every progress */
 	if (tx == VIA_SENDFILE) {
 		e.file = pattern_file(b, bytes);
 		if (e.file < 0)

@@ -5,7 +5,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root_or_skip_all
+need_root
 trap '"$RUN" stop >/dev/null 2>&1' EXIT
 
 # usage_error NAME ARGS...: exit 2 and a message that points to --help.
@@ -36,14 +36,10 @@ out=$("$RUN" status)
 ok $? "run/status-idle: exit 0"
 like "$out" "no server is running" "run/status-idle: says so"
 
-if command -v setpriv >/dev/null; then
-	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$RUN" user 2>&1)
-	is $? 1 "run/not-root: exit 1"
-	like "$out" "needs root.*sudo" "run/not-root: says to use sudo"
-else
-	skip "run/not-root: exit 1" "setpriv (util-linux) is not installed"
-	skip "run/not-root: says to use sudo" "setpriv (util-linux) is not installed"
-fi
+# setpriv: util-linux, which make deps installs.
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$RUN" user 2>&1)
+is $? 1 "run/not-root: exit 1"
+like "$out" "needs root.*sudo" "run/not-root: says to use sudo"
 
 # The quick-start command: start, bench, summary, raw file, stop.
 out=$("$RUN" bench user -t 50 -r 2 2>&1)
@@ -59,8 +55,7 @@ ok $? "run/bench: raw file written ($raw)"
 is "$(grep -vc '^#' "$raw")" 100 "run/bench: one row per sample"
 grep -q '^# where=native' "$raw"
 ok $? "run/bench: metadata says where it ran"
-port_free "$PORT"
-ok $? "run/bench: server stopped, port free"
+absent "run/bench: server stopped, port free" . listeners "$PORT"
 
 # make plots draws from the raw file alone.
 plotdir=$(mktemp -d)
@@ -74,13 +69,13 @@ done
 rm -rf "$plotdir" "$raw"
 
 # kecho where modules cannot load: say so, point to the guest.
-if [[ ! -e /proc/modules ]]; then
+if fact no-modules >/dev/null; then
 	out=$("$RUN" kecho 2>&1)
 	is $? 1 "run/kecho-no-modules: exit 1"
 	like "$out" "CONFIG_MODULES=n.*--vm kecho" "run/kecho-no-modules: says why and points to --vm"
 else
-	skip "run/kecho-no-modules: exit 1" "this kernel loads modules"
-	skip "run/kecho-no-modules: says why and points to --vm" "this kernel loads modules"
+	skip "run/kecho-no-modules: exit 1" modules
+	skip "run/kecho-no-modules: says why and points to --vm" modules
 fi
 
 # What ./bench/bench reports after ./run.sh user: the server's name.

@@ -70,7 +70,13 @@ static void test_one_to_hundred(void)
 	assert_near(s.mean, 50.5, "1..100/mean");
 	/* Sample sd of 1..n is sqrt(n(n+1)/12). */
 	assert_near(s.sd, sqrt(100.0 * 101.0 / 12.0), "1..100/sd");
-	ok(v[0] == 1 && v[99] == 100, "1..100/sorted in place");
+	/* Every element, not the ends only: a sort that leaves the middle
+	 * shuffled still gets min and max right. */
+	for (i = 0; i < 100 && v[i] == i + 1; i++)
+		;
+	if (i < 100)
+		printf("# 1..100/sorted in place: v[%d] = %g, want %d\n", i, v[i], i + 1);
+	ok(i == 100, "1..100/sorted in place");
 }
 
 /* 1000 samples: p99.9 must be rank 999, not the maximum. */

@@ -6,7 +6,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root_or_skip_all
+need_root
 
 SERVER=$ROOT/user-echo/user-echo-server
 trap stop_all EXIT
@@ -48,7 +48,7 @@ out=$(bounded 30 "$BENCH" -p "$PORT" -q -o /dev/null -t 4 -d 2)
 is "$(field "$out" failed)" 0 "user/duration: failed=0"
 like "$(field "$out" samples)" '^[1-9][0-9]{2,}$' "user/duration: hundreds of samples or more"
 
-"$PROBE" halfclose "$PORT" 1
+bounded 60 "$PROBE" halfclose "$PORT" 1
 ok $? "user/half-close: 1 byte echoed, then EOF"
 
 # A crash with idle connections open must not keep the port.
@@ -69,7 +69,7 @@ is "$(sysctl -n net.ipv4.tcp_max_syn_backlog)" "$syn_before" "user/stop: tcp_max
 # Two workers: two SO_REUSEPORT listeners sharing the port.
 "$RUN" user -- -w 2 >/dev/null
 ok $? "user/workers-2: start"
-is "$(ss -Htln "sport = :$PORT" | wc -l)" 2 "user/workers-2: two listeners"
+is "$(count_of LISTEN listeners "$PORT")" 2 "user/workers-2: two listeners"
 bench_ok "user/workers-2" -t 200 -r 2
 "$RUN" stop >/dev/null
 
@@ -106,13 +106,14 @@ PIDS=()
 log=$(mktemp)
 (ulimit -n 40 && exec "$SERVER" -p "$SPARE_PORT") 2>"$log" &
 PIDS+=($!)
-sleep 0.3
+for _ in $(seq 50); do port_free "$SPARE_PORT" || break; sleep 0.1; done
 out=$(bounded 60 "$BENCH" -p "$SPARE_PORT" -t 200 -r 2 -q -o /dev/null)
 is "$(field "$out" failed)" 0 "user/emfile: 200 clients with 40 descriptors, failed=0"
 grep -q "pausing accepts" "$log"
 ok $? "user/emfile: the server paused accepting"
-kill "${PIDS[0]}"
-wait "${PIDS[0]}"
+# Bounded: a server that ignores SIGTERM is killed after 10 s and fails
+# this case, it does not hang the file.
+stop_bounded "${PIDS[0]}"
 is $? 0 "user/emfile: clean exit on SIGTERM"
 PIDS=()
 rm -f "$log"

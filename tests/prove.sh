@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# prove.sh FILE.t...: prove -v on the test files, then the line make check
+# ends with: how many cases passed, failed and were skipped (by reason),
+# and which files skipped whole. prove's own summary says whether files
+# passed; this line says how much of the suite that was.
+#
+# Exit status: prove's; 1 as well when a case failed, or, under CI
+# (CI=true), when a skip names a reason that is not one of the platform
+# facts of tests/lib.sh (skip does that per case already; this is the
+# check that nothing got past it, whole-file skips included).
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+prove -v "$@" | tee "$log"
+rc=${PIPESTATUS[0]}
+
+# 'passed failed skipped', then one line per skip reason (its fact, the
+# words before the first ':'), then 'file FILE REASON' per file skipped
+# whole. prove -v prints each file's TAP as it came, after a header line;
+# a whole-file skip is its header: 'tests/x.t .. skipped: REASON'.
+# shellcheck disable=SC2016 # awk
+counts=$(awk '
+	/^ok [0-9]+/ && / # SKIP / { s++; r = $0; sub(/.* # SKIP /, "", r)
+		sub(/ \(not a platform fact.*/, "", r); sub(/:.*/, "", r); why[r]++; next }
+	/^ok [0-9]+/ { p++; next }
+	/^not ok [0-9]+/ { f++; next }
+	/^[^ ]+\.t \.+ skipped: / { r = $0; sub(/.* skipped: /, "", r); file[$1] = r }
+	END { print p + 0, f + 0, s + 0
+		for (r in why) print "reason", why[r], r
+		for (x in file) print "file", x, file[x] }' "$log")
+
+read -r passed failed skipped <<<"$counts"
+reasons=$(awk '$1 == "reason" { k = $2; $1 = $2 = ""; sub(/^ +/, "")
+	printf "%s%s %d", n++ ? ", " : "", $0, k }' <<<"$counts")
+files=$(awk '$1 == "file" { x = $2; $1 = $2 = ""; sub(/^ +/, ""); r = $0; sub(/:.*/, "", r)
+	printf "%s%s (%s)", n++ ? ", " : "", x, r }' <<<"$counts")
+
+# Under CI, every reason must be a platform fact (status 2: not one).
+bad=
+if [[ ${CI:-} == true ]]; then
+	while read -r kind _ r; do
+		case $kind in
+		reason) ;;
+		file) r=${r%%:*} ;;
+		*) continue ;;
+		esac
+		fact "$r" >/dev/null
+		(($? != 2)) || bad+=" '$r'"
+	done <<<"$counts"
+fi
+
+echo "make check: $passed passed, $failed failed, $skipped skipped${reasons:+ ($reasons)}${files:+; skipped whole: $files}"
+if [[ -n $bad ]]; then
+	echo "make check: CI=true and skipped for what is not a platform fact:$bad" >&2
+	rc=1
+fi
+((failed == 0)) || ((rc != 0)) || rc=1
+exit "$rc"
