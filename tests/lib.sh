@@ -333,16 +333,26 @@ listeners() {
 }
 
 # processes PATTERN: 'PID COMMAND LINE' per process whose command line
-# matches PATTERN (pgrep -af; its status 1 is "none", not a failure).
+# matches PATTERN (an extended regex), read from /proc: the guest has no
+# pgrep. A /proc that does not show this shell itself cannot be read, and
+# fails. PROC_ROOT is for lib.t, to try one that cannot.
 processes() {
-	local out rc
-	out=$(pgrep -af -- "$1")
-	rc=$?
-	((rc <= 1)) || _lister_fail pgrep "$rc" || return 1
-	# Not this shell, whose command line may hold the pattern too.
-	awk -v self=$$ '/^[0-9]+ / { if ($1 != self) print; next }
-		NF { print "pgrep: cannot read the line: " $0 > "/dev/stderr"; bad = 1 }
-		END { exit bad }' <<<"$out"
+	local root=${PROC_ROOT:-/proc} d pid
+	local -a argv
+	if [[ ! -r $root/$BASHPID/cmdline ]]; then
+		echo "processes: cannot read them in $root (is /proc mounted?)" >&2
+		return 1
+	fi
+	for d in "$root"/[0-9]*; do
+		pid=${d##*/}
+		# Not this shell nor its parent, whose command lines may hold
+		# the pattern too; a process that ended meanwhile is skipped.
+		[[ $pid != "$BASHPID" && $pid != "$$" ]] || continue
+		mapfile -d '' argv <"$d/cmdline" 2>/dev/null || continue
+		((${#argv[@]})) || continue
+		[[ ${argv[*]} =~ $1 ]] && echo "$pid ${argv[*]}"
+	done
+	return 0
 }
 
 # connections PORT PEER_PORT: 'STATE LOCAL PEER' per TCP socket of the

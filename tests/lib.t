@@ -34,7 +34,7 @@ chmod +x "$fake/broken/bpftool" "$fake/broken/ss" "$fake/broken/pgrep"
 # (its counters are not ours).
 tap() { (_tap_n=0; "$@") 2>&1 | grep -m1 -E '^(not )?ok |^Bail out!'; }
 
-plan 17
+plan 18
 
 # ok: a status that is not a number is a failure.
 like "$(tap ok '' x)" '^not ok' "lib/ok: an empty status fails"
@@ -54,10 +54,12 @@ like "$(PATH=$fake/broken tap absent x . listeners "$SPARE_PORT")" '^not ok' \
 	"lib/absent: a failing ss fails 'port free'"
 PATH=$fake/broken port_free "$SPARE_PORT" 2>/dev/null
 is $? 1 "lib/port_free: false when ss fails"
-like "$(PATH=$fake/broken tap absent x . processes sockredir)" '^not ok' \
-	"lib/absent: pgrep failing (status 3) fails 'no process left'"
+like "$(PROC_ROOT=$fake tap absent x . processes sockredir)" '^not ok' \
+	"lib/absent: a /proc it cannot read fails 'no process left'"
 like "$(tap absent x . processes 'no-such-process-[0-9]{9}')" '^ok' \
-	"lib/absent: pgrep finding none (status 1) is nothing found"
+	"lib/absent: no process matching is nothing found"
+like "$(sleep 5 & tap absent x . processes '^sleep 5$'; kill $!)" '^not ok' \
+	"lib/absent: a process matching is found"
 
 # skip: for a platform fact that holds, else a failure (under CI always).
 other=one-cpu

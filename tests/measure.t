@@ -70,43 +70,6 @@ done | sort -u | tr '\n' ' ')
 wait
 is "$pol" "0 5 " "sched/default: the kernel runs bench's load threads at SCHED_IDLE (policy 5)"
 
-# ---- placement: the server's CPUs, the client's ---------------------------------
-
-# rps_mask: the loopback's RPS mask as a number.
-rps_mask() { local m; m=$(tr -d ',\n' <"$LO_RPS") && echo $((16#$m)); }
-
-# affinity PID: the CPU lists its threads may run on, each once.
-affinity() {
-	sed -n 's/^Cpus_allowed_list:\s*//p' /proc/"$1"/task/*/status | sort -u | tr '\n' ' '
-}
-
-if ! fact one-cpu >/dev/null; then
-	LO_RPS=/sys/class/net/lo/queues/rx-0/rps_cpus
-	rps0=$(rps_mask)
-	"$RUN" ebpf --cpus 0 >/dev/null
-	ok $? "cpus/run.sh ebpf --cpus 0: started"
-	is "$(rps_mask)" 1 "cpus/--cpus 0: the loopback's receive processing goes to CPU 0 (RPS mask 1)"
-	is "$(affinity "$(server_pid)")" "0 " "cpus/--cpus 0: the server's process runs on CPU 0 only"
-	bounded 30 "$BENCH" -p "$PORT" -t 4 -d 1 --cpus 1 -q -o "$runs/cpus.tsv" >/dev/null &
-	sleep 0.5
-	aff=$(affinity "$(pgrep -n -x bench)")
-	wait
-	is "$aff" "1 " "cpus/bench --cpus 1: every thread of bench runs on CPU 1 only"
-	is "$(sed -n 's/^# cpus=//p' "$runs/cpus.tsv")" 1 "cpus/bench --cpus 1: the raw file says cpus=1"
-	"$RUN" stop >/dev/null
-	is "$(rps_mask)" "$rps0" "cpus/stop: the loopback's RPS mask is back to $rps0"
-else
-	for name in "started" "RPS mask" "server's process" "bench's threads" "raw file" "RPS restored"; do
-		skip "cpus/$name" one-cpu
-	done
-fi
-out=$("$RUN" user --cpus 1000 2>&1)
-is "$?/${out%%$'\n'*}" "2/run.sh: --cpus: '1000' is not a list of this machine's CPUs (0-$(($(nproc) - 1)), e.g. 0 or 0-1)" \
-	"cpus/run.sh --cpus 1000: exit 2, names the CPUs there are"
-out=$("$RUN" compare --cpus 0-$(($(nproc) - 1)) -t 1 -r 1 2>&1)
-is "$?/${out%%$'\n'*}" "2/compare: --cpus 0-$(($(nproc) - 1)) leaves no CPU for bench (or use --cpus none)" \
-	"cpus/compare --cpus ALL: exit 2, nothing left for bench"
-
 # ---- open loop ------------------------------------------------------------------
 
 out=$(bounded 30 "$BENCH" -p "$PORT" -t 10 -R 5000 -d 4 -q -o "$runs/rate.tsv")
@@ -144,15 +107,53 @@ awk -v v="$closedmax" 'BEGIN { exit !(v >= 300000) }'
 ok $? "rate/stall: the closed loop did wait out the stall (max $closedmax us)"
 "$RUN" stop >/dev/null
 
+# ---- placement: the server's CPUs, the client's ---------------------------------
+
+# rps_mask: the loopback's RPS mask as a number.
+rps_mask() { local m; m=$(tr -d ',\n' <"$LO_RPS") && echo $((16#$m)); }
+
+# affinity PID: the CPU lists its threads may run on, each once.
+affinity() {
+	sed -n 's/^Cpus_allowed_list:\s*//p' /proc/"$1"/task/*/status | sort -u | tr '\n' ' '
+}
+
+if ! fact one-cpu >/dev/null; then
+	LO_RPS=/sys/class/net/lo/queues/rx-0/rps_cpus
+	rps0=$(rps_mask)
+	"$RUN" ebpf --cpus 0 >/dev/null
+	ok $? "cpus/run.sh ebpf --cpus 0: started"
+	is "$(rps_mask)" 1 "cpus/--cpus 0: the loopback's receive processing goes to CPU 0 (RPS mask 1)"
+	is "$(affinity "$(server_pid)")" "0 " "cpus/--cpus 0: the server's process runs on CPU 0 only"
+	bounded 30 "$BENCH" -p "$PORT" -t 4 -d 1 --cpus 1 -q -o "$runs/cpus.tsv" >/dev/null &
+	sleep 0.5
+	aff=$(affinity "$(pgrep -n -x bench)")
+	wait
+	is "$aff" "1 " "cpus/bench --cpus 1: every thread of bench runs on CPU 1 only"
+	is "$(sed -n 's/^# cpus=//p' "$runs/cpus.tsv")" 1 "cpus/bench --cpus 1: the raw file says cpus=1"
+	"$RUN" stop >/dev/null
+	is "$(rps_mask)" "$rps0" "cpus/stop: the loopback's RPS mask is back to $rps0"
+else
+	for name in "started" "RPS mask" "server's process" "bench's threads" "raw file" "RPS restored"; do
+		skip "cpus/$name" one-cpu
+	done
+fi
+out=$("$RUN" user --cpus 1000 2>&1)
+is "$?/${out%%$'\n'*}" "2/run.sh: --cpus: '1000' is not a list of this machine's CPUs (0-$(($(nproc) - 1)), e.g. 0 or 0-1)" \
+	"cpus/run.sh --cpus 1000: exit 2, names the CPUs there are"
+out=$("$RUN" compare --cpus 0-$(($(nproc) - 1)) -t 1 -r 1 2>&1)
+is "$?/${out%%$'\n'*}" "2/compare: --cpus 0-$(($(nproc) - 1)) leaves no CPU for bench (or use --cpus none)" \
+	"cpus/compare --cpus ALL: exit 2, nothing left for bench"
+
 # ---- the client-bottleneck warning ----------------------------------------------
 
-# 2000 threads of 50 messages each, on a CPU of their own, the server on
-# the other: ebpf echoes in about a hundred microseconds, the threads wait
-# milliseconds for their CPU to read the echo. (Sharing both CPUs, the
-# queue forms at the server in some runs and in the client in others:
-# results/README.md.)
+# 2000 threads of 50 messages each on CPU 1, ebpf placed nowhere: its
+# echo runs in the receive processing of the sender's CPU, ahead of the
+# SCHED_IDLE threads, and leaves in about a hundred microseconds; the
+# threads wait milliseconds for their one CPU to read the echoes. (With
+# run.sh --cpus 0 the echo moves to CPU 0 and saturates it: the server is
+# the bottleneck there, results/README.md.)
 if ! fact one-cpu >/dev/null; then
-	"$RUN" ebpf --cpus 0 >/dev/null
+	"$RUN" ebpf >/dev/null
 	out=$(bounded 120 "$BENCH" -p "$PORT" --cpus 1 -t 2000 -r 1 -m 50 -o "$runs/t2000.tsv" 2>&1)
 	like "$out" "warning: the client was the bottleneck" "bottleneck/-t 2000 against ebpf: the warning fires"
 	is "$(sed -n 's/^# bottleneck=//p' "$runs/t2000.tsv")" client "bottleneck/-t 2000: bottleneck=client in the raw file"
