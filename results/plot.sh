@@ -150,6 +150,10 @@ main() {
 	idle) client="$client at SCHED_IDLE" ;;
 	normal) client="$client at normal priority" ;;
 	esac
+	# Where each ran: compare's split (run.sh --cpus and bench --cpus).
+	if [[ -n $(meta "$first" server_cpus) ]]; then
+		client="$client on CPUs $(meta "$first" cpus), server on $(meta "$first" server_cpus)"
+	fi
 	title="$where, kernel $kernel, $threads x $(meta "$first" rounds) rounds x $(meta "$first" messages) msgs of $size, $client"
 	[[ $(meta "$first" duration) == 0 ]] ||
 		title="$where, kernel $kernel, $threads for $(meta "$first" duration) s, $size, $client"
