@@ -205,11 +205,16 @@ bpf_maps() {
 # bpf_counters PID MAP...: 'name=value ...' of the counters in those maps of
 # process PID, read from the kernel with bpftool (their BTF names the
 # fields); per-CPU values are summed. Nothing, and status 0, when the
-# maps are gone (their process was killed).
+# maps are gone (their process was killed); a sentence saying so when
+# bpftool is missing, never a silent blank.
 bpf_counters() {
 	local pid=$1 id
 	shift
 	[[ -n $pid ]] || return 0
+	if ! command -v bpftool >/dev/null; then
+		echo "unknown (bpftool is not installed: run 'make deps')"
+		return 0
+	fi
 	for id in $(bpf_maps "$pid" "$@"); do
 		bpftool -j map dump id "$id"
 	done | { grep -oE '"[a-z_]+":[0-9]+' || true; } | awk -F'[":]+' '
