@@ -54,7 +54,7 @@ Usage: sudo ./run.sh SERVER [--port N] [--cpus LIST] [--bypass] [-- SERVER-ARGS.
        sudo ./run.sh bench SERVER [--port N] [--cpus LIST] [--bypass] [--out DIR] [BENCH-ARGS...]
        sudo ./run.sh client COMMAND [ARGS...]
        sudo ./run.sh --vm SERVER [--port N] [BENCH-ARGS...]
-       sudo ./run.sh compare [--netns | --vm] [--bypass] [--repeat N] [--sweep K=V,...] [BENCH-ARGS...]
+       sudo ./run.sh compare [--netns | --vm] [--bypass] [--repeat N] [--sweep K=V,...] [--cpus auto|none|LIST] [BENCH-ARGS...]
        sudo ./run.sh stop
        ./run.sh status
 
