@@ -622,12 +622,8 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	struct io_uring_sqe *sqe;
 
-	arm_accept(w);
-	/* Polled, not read: every worker sees the one write. */
-	sqe = get_sqe(w);
-	io_uring_prep_poll_add(sqe, stop_fd, POLLIN);
-	io_uring_sqe_set_data64(sqe, tag(w, OP_STOP));
-	/* A SINGLE_ISSUER ring belongs to the task that enables it: this one. */
+	/* A SINGLE_ISSUER ring belongs to the task that enables it: this
+	 * one, before anything is queued on it. */
 	if (w->disabled && enable_ring(&w->ring)) {
 		w->error = errno;
 		fprintf(stderr, "%s: worker %u: cannot enable its ring: %s\n",
@@ -635,6 +631,11 @@ static void *worker_main(void *arg)
 		kill(getpid(), SIGTERM);
 		return NULL;
 	}
+	arm_accept(w);
+	/* Polled, not read: every worker sees the one write. */
+	sqe = get_sqe(w);
+	io_uring_prep_poll_add(sqe, stop_fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, tag(w, OP_STOP));
 	w->running = true;
 	while (w->running) {
 		struct io_uring_cqe *cqe;
