@@ -39,13 +39,7 @@ WANT_NETDEV_BACKLOG=10000
 WHERE=${ECHOLAB_WHERE:-native}	# native, vm or netns: written into raw files
 
 BYPASS=0	# --bypass: the server behind sockredir (sk_msg)
-CPUS=		# --cpus: the CPUs the server gets (taskset -c list)
-# The loopback's receive steering (RPS) mask. --cpus points it at the
-# server's CPUs: the kernel's receive processing of a local packet runs
-# there, and with it whatever a kernel server does in that context (ebpf's
-# verdict and its echo, kecho's work queued from it), not on the client's
-# CPUs as it does by default on loopback (the sender's CPU).
-LO_RPS=/sys/class/net/lo/queues/rx-0/rps_cpus
+CPUS=		# --cpus: the CPUs the server gets (taskset -c list; LO_RPS)
 NETNS=		# the network namespace the server runs in (compare --netns)
 
 usage() {

@@ -42,6 +42,12 @@ ECHOLAB_ROOT=$(cd "$SERVERS_DIR/.." && pwd)
 
 # The running server's state: written by run.sh only, read through state.
 STATE_DIR=${ECHOLAB_STATE_DIR:-/run/echolab}
+# The loopback's receive packet steering (RPS) mask: run.sh --cpus points
+# it at the server's CPUs, so that the kernel's receive processing of a
+# local packet runs there, and with it whatever a kernel server does in
+# that context (ebpf's verdict and echo, kecho's work queued from it);
+# by default it runs on the CPU that sent the packet, the client's.
+LO_RPS=/sys/class/net/lo/queues/rx-0/rps_cpus
 
 # state KEY: what run.sh recorded (server, pid, port, exe, args, started,
 # bypass, bypass.pid, ...), or nothing.

@@ -38,7 +38,7 @@ leftovers() {
 	cg=$(cgroup2_mount)
 	[[ -z $cg ]] || find "$cg" -mindepth 1 -maxdepth 1 -type d | sort
 	[[ ! -e /proc/modules ]] || cut -d' ' -f1 /proc/modules | sort
-	echo "loopback rps_cpus $(</sys/class/net/lo/queues/rx-0/rps_cpus)"
+	echo "loopback rps_cpus $(<"$LO_RPS")"
 }
 
 # leftovers_or_why: leftovers, or (status 1) why a tool failed.

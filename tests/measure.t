@@ -118,7 +118,6 @@ affinity() {
 }
 
 if ! fact one-cpu >/dev/null; then
-	LO_RPS=/sys/class/net/lo/queues/rx-0/rps_cpus
 	rps0=$(rps_mask)
 	"$RUN" ebpf --cpus 0 >/dev/null
 	ok $? "cpus/run.sh ebpf --cpus 0: started"
