@@ -20,10 +20,8 @@ counters_line() { "$RUN" status | sed -n 's/^counters: *//p'; }
 # 'key: B0 ... B15 value: ...'.
 # shellcheck disable=SC2317 # called through absent and count_of
 map_ports() {
-	local out rc
-	out=$(bpftool map dump name echo_socks)
-	rc=$?
-	((rc == 0)) || _lister_fail bpftool "$rc" || return 1
+	local out
+	out=$(_tool bpftool map dump name echo_socks) || return 1
 	awk 'function hex(h, i, v) { for (i = 1; i <= length(h); i++)
 			v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
 			return v }

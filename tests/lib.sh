@@ -283,18 +283,23 @@ count_of() {
 	return 0
 }
 
-# _lister_fail TOOL STATUS: the reason a lister gives up.
-_lister_fail() {
-	echo "$1 exited $2$( (($2 == 127)) && echo ' (not installed)')" >&2
-	return 1
+# _tool TOOL ARGS...: TOOL's output; when it fails, status 1 and why on
+# stderr (a lister then gives up: nothing can be said about absence).
+_tool() {
+	local out rc
+	out=$("$@")
+	rc=$?
+	if ((rc != 0)); then
+		echo "$1 exited $rc$( ((rc == 127)) && echo ' (not installed)')" >&2
+		return 1
+	fi
+	printf '%s\n' "$out"
 }
 
 # bpf_progs: 'ID TYPE NAME' per loaded BPF program (bpftool prog show).
 bpf_progs() {
-	local out rc
-	out=$(bpftool prog show)
-	rc=$?
-	((rc == 0)) || _lister_fail bpftool "$rc" || return 1
+	local out
+	out=$(_tool bpftool prog show) || return 1
 	# Every record starts 'ID: TYPE  name NAME' (or no name); its details
 	# are indented. Anything else is not what we can read.
 	awk '/^[0-9]+: [a-z_0-9]+ / { n = "-"; for (i = 3; i < NF; i++) if ($i == "name") n = $(i + 1)
@@ -307,10 +312,8 @@ bpf_progs() {
 # bpf_attachments: 'CGROUP TYPE NAME' per cgroup attachment, every cgroup
 # under the cgroup v2 mount (bpftool cgroup tree).
 bpf_attachments() {
-	local out rc
-	out=$(bpftool cgroup tree)
-	rc=$?
-	((rc == 0)) || _lister_fail bpftool "$rc" || return 1
+	local out
+	out=$(_tool bpftool cgroup tree) || return 1
 	# A header of two lines, then a cgroup's path and its programs.
 	awk 'NR == 1 { if ($1 != "CgroupPath") bad = 1; next }
 		NR == 2 { if ($1 != "ID") bad = 1; next }
@@ -323,10 +326,8 @@ bpf_attachments() {
 
 # listeners PORT: 'LISTEN ADDRESS:PORT' per listening TCP socket on PORT (ss).
 listeners() {
-	local out rc
-	out=$(ss -Htln "sport = :$1")
-	rc=$?
-	((rc == 0)) || _lister_fail ss "$rc" || return 1
+	local out
+	out=$(_tool ss -Htln "sport = :$1") || return 1
 	awk '$1 == "LISTEN" && NF >= 5 { print $1, $4; next }
 		NF { print "ss: cannot read the line: " $0 > "/dev/stderr"; bad = 1 }
 		END { exit bad }' <<<"$out"
@@ -358,10 +359,8 @@ processes() {
 # connections PORT PEER_PORT: 'STATE LOCAL PEER' per TCP socket of the
 # local PORT connected to PEER_PORT, in any state (ss).
 connections() {
-	local out rc
-	out=$(ss -Htan "sport = :$1 and dport = :$2")
-	rc=$?
-	((rc == 0)) || _lister_fail ss "$rc" || return 1
+	local out
+	out=$(_tool ss -Htan "sport = :$1 and dport = :$2") || return 1
 	awk 'NF >= 5 && $1 ~ /^[A-Z][A-Z0-9-]+$/ { print $1, $4, $5; next }
 		NF { print "ss: cannot read the line: " $0 > "/dev/stderr"; bad = 1 }
 		END { exit bad }' <<<"$out"
