@@ -827,7 +827,8 @@ int main(int argc, char **argv)
 			"%s: warning: the client was the bottleneck: half the echoes waited over %.1f ms in its kernel\n"
 			"  for their thread to read them, %.0f%% of the response time it saw (its threads waited for a CPU\n"
 			"  %.0f%% of the time). rtt_us measures the client's scheduling; arrival_us (the kernel's stamp)\n"
-			"  still times the server. For rtt_us use fewer threads, or a client on other CPUs or machines.\n",
+			"  still times the server. For rtt_us use fewer threads, or give the client CPUs of its own\n"
+			"  (run.sh SERVER --cpus 0, bench --cpus 1; compare does it by default).\n",
 			prog, delay.p50 / 1e3, 100 * sum.delay_share,
 			100 * sum.rq_share);
 	else if (bound)
