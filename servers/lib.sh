@@ -129,6 +129,15 @@ variants() {
 	done
 }
 
+# all_variants: the same for every variant, the bypass ones included: what
+# the fault tests hold every server to.
+all_variants() {
+	local label
+	for label in "${VARIANTS[@]}"; do
+		echo "$label ${_variant[$label.server]} ${_variant[$label.args]}"
+	done
+}
+
 # bypass_variants: the same for compare --bypass: each bypass variant and,
 # before it, the plain variant (label = server) of its server.
 bypass_variants() {

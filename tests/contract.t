@@ -10,7 +10,7 @@
 #   bad arguments refused with a clear message; stop and kill -9 under load
 #   leave nothing behind; a restart serves at once.
 #
-# CONTRACT_SERVERS="NAME..." limits it to those servers (the guest's run).
+# ONLY_SERVERS="NAME..." limits it to those servers (the guest's run).
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -18,56 +18,8 @@ need_root
 
 trap stop_all EXIT
 
-# leftovers: what a server could leave behind, as text to compare before
-# and after: listeners on the port, processes of the servers' binaries,
-# BPF programs and cgroup attachments, cgroup v2 directories, modules,
-# the loopback's RPS mask (run.sh --cpus).
-# Fails when a tool fails (the listers of tests/lib.sh): a missing or
-# broken bpftool, ss or pgrep must not read as "nothing".
-leftovers() {
-	local s cg items
-	listeners "$PORT" || return 1
-	for s in "${SERVERS[@]}"; do
-		items=$(processes "$(server_binary "$s")") || return 1
-		[[ -z $items ]] || awk -v s="$s" '{ print s, "pid", $1 }' <<<"$items"
-	done
-	items=$(bpf_progs) || return 1
-	[[ -z $items ]] || awk '{ print "prog", $2, $3 }' <<<"$items" | sort
-	items=$(bpf_attachments) || return 1
-	[[ -z $items ]] || awk '{ print "attached", $0 }' <<<"$items" | sort
-	cg=$(cgroup2_mount)
-	[[ -z $cg ]] || find "$cg" -mindepth 1 -maxdepth 1 -type d | sort
-	[[ ! -e /proc/modules ]] || cut -d' ' -f1 /proc/modules | sort
-	echo "loopback rps_cpus $(<"$LO_RPS")"
-}
-
-# leftovers_or_why: leftovers, or (status 1) why a tool failed.
-leftovers_or_why() {
-	local err out
-	err=$(mktemp)
-	if out=$(leftovers 2>"$err"); then
-		rm -f "$err"
-		echo "$out"
-		return 0
-	fi
-	cat "$err"
-	rm -f "$err"
-	return 1
-}
-
-# nothing_left NAME BASELINE: the server left nothing behind.
-nothing_left() {
-	local name=$1 now
-	if ! now=$(leftovers_or_why); then
-		ok 1 "$name: nothing left (a tool failed: cannot tell)"
-		diag "$now"
-		return
-	fi
-	is "$(diff <(echo "$2") <(echo "$now"))" "" \
-		"$name: nothing left (no process, listener, BPF program, attachment, cgroup or module)"
-}
-
 # under_load: bench against the port for a few seconds, in the background.
+# shellcheck disable=SC2317 # called by contract, through each_variant
 under_load() {
 	bounded 30 "$BENCH" -p "$PORT" -t 50 -d 5 -q -o /dev/null >/dev/null 2>&1 &
 	PIDS+=($!)
@@ -75,6 +27,7 @@ under_load() {
 }
 
 # contract LABEL SERVER [START-OPTIONS...]
+# shellcheck disable=SC2317 # called through each_variant
 contract() {
 	local label=$1 server=$2 base out bad word rc pid
 	shift 2
@@ -100,7 +53,7 @@ contract() {
 	ok $? "$label/stop under load: run.sh stop (it checks the cleanup itself)"
 	wait "${PIDS[@]}" 2>/dev/null
 	PIDS=()
-	nothing_left "$label/stop under load" "$base"
+	nothing_left_since "$label/stop under load" "$base"
 
 	# Restarted on CPU 0 where there are two: run.sh --cpus steers the
 	# loopback's receive processing, and stop must put it back.
@@ -118,13 +71,13 @@ contract() {
 		out=$("$RUN" stop 2>&1)
 		ok $? "$label/kill -9 under load: run.sh stop cleans up after it"
 		like "$out" "had already gone" "$label/kill -9 under load: run.sh stop says it was gone"
-		nothing_left "$label/kill -9 under load" "$base"
+		nothing_left_since "$label/kill -9 under load" "$base"
 	else
 		# A kernel module has no process to kill -9: its stop (rmmod)
 		# after a restart is what there is to check.
 		"$RUN" stop >/dev/null
 		ok $? "$label/restart: run.sh stop (a module: no process to kill -9)"
-		nothing_left "$label/restart: stop" "$base"
+		nothing_left_since "$label/restart: stop" "$base"
 	fi
 
 	# A busy port: refused with the port named.
@@ -155,57 +108,9 @@ contract() {
 			is $? 2 "$label/bad-args: '$bad': $(basename "$(server_binary "$server")") exits 2"
 		fi
 	done < <(tr ';' '\n' <<<"$(server_get "$server" bad_args)")
-	nothing_left "$label/bad-args" "$base"
+	nothing_left_since "$label/bad-args" "$base"
 }
 
-# In the guest: this file again, for the servers that run only there.
-in_the_guest() {
-	local line name n=0 out planned=none
-	need_guest
-	out=$(mktemp -d)
-	while IFS= read -r line; do
-		case $line in
-		"ok "*" # SKIP "*)
-			# The guest detected its facts itself.
-			name=${line#ok * - }
-			skip_relayed "${name%% # SKIP *}" "${name#* # SKIP }"
-			;;
-		"ok "*) ok 0 "${line#ok * - }" ;;
-		"not ok "*) ok 1 "${line#not ok * - }" ;;
-		"# "*) echo "$line"; continue ;;
-		1..*) planned=${line#1..}; continue ;;
-		*) continue ;;
-		esac
-		n=$((n + 1))
-	done < <(in_guest "$out" 1800 env CONTRACT_SERVERS="$*" bash tests/contract.t 2>&1)
-	rm -rf "$out"
-	[[ $n == "$planned" && $n -gt 0 ]]
-	ok $? "guest: the contract ran to its end for $* ($n results of $planned)"
-}
-
-# Where each server runs: here when the platform has what its declaration
-# needs (needs=, detected by tests/lib.sh, not by the server's own hook),
-# else in the guest. The server's hook must agree: one that refuses a
-# server this machine can run would drop its contract without a failure.
-guest_servers=()
-while read -r label server args; do
-	if [[ -n ${CONTRACT_SERVERS:-} && " $CONTRACT_SERVERS " != *" $server "* ]]; then
-		continue
-	fi
-	why=$(server_unavailable "$server")
-	lacks=$(platform_lacks "$server")
-	if [[ -n $why && -z $lacks ]] || [[ -z $why && -n $lacks ]]; then
-		ok 1 "$label: run.sh's availability agrees with the platform"
-		diag "$label: run.sh says '${why:-it runs here}'; the platform: ${lacks:-has all it needs ($(server_get "$server" needs))}"
-	elif [[ -z $why ]]; then
-		# shellcheck disable=SC2086 # args: zero or more start options
-		contract "$label" "$server" $args
-	elif [[ ${ECHOLAB_WHERE:-} == vm ]]; then
-		skip "$label: contract" "$lacks"
-	elif [[ " ${guest_servers[*]} " != *" $server "* ]]; then
-		guest_servers+=("$server")	# the guest runs each of its variants
-	fi
-done < <(variants)
-((${#guest_servers[@]} == 0)) || in_the_guest "${guest_servers[@]}"
+each_variant contract
 
 plan_at_end

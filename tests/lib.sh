@@ -356,11 +356,11 @@ processes() {
 	return 0
 }
 
-# connections PORT PEER_PORT: 'STATE LOCAL PEER' per TCP socket of the
-# local PORT connected to PEER_PORT, in any state (ss).
+# connections PORT [PEER_PORT]: 'STATE LOCAL PEER' per TCP socket of the
+# local PORT (connected to PEER_PORT), in any state, LISTEN included (ss).
 connections() {
 	local out
-	out=$(_tool ss -Htan "sport = :$1 and dport = :$2") || return 1
+	out=$(_tool ss -Htan "sport = :$1${2:+ and dport = :$2}") || return 1
 	awk 'NF >= 5 && $1 ~ /^[A-Z][A-Z0-9-]+$/ { print $1, $4, $5; next }
 		NF { print "ss: cannot read the line: " $0 > "/dev/stderr"; bad = 1 }
 		END { exit bad }' <<<"$out"
@@ -455,6 +455,118 @@ reset_ok() {
 	done
 	[[ -n $cport ]] && ((n >= 2)) && [[ -z $left ]]
 	ok $? "$name: the server's end was reset (EstabResets +$n; port ${cport:-?}'s peer socket: ${left:-gone})"
+}
+
+# ---- what a server leaves behind ------------------------------------------
+
+# leftovers: what a server could leave behind, as text to compare before
+# and after: listeners on the port, processes of the servers' binaries,
+# BPF programs and cgroup attachments, cgroup v2 directories, modules,
+# the loopback's RPS mask (run.sh --cpus).
+# Fails when a tool fails (the listers of tests/lib.sh): a missing or
+# broken bpftool, ss or pgrep must not read as "nothing".
+leftovers() {
+	local s cg items
+	listeners "$PORT" || return 1
+	for s in "${SERVERS[@]}"; do
+		items=$(processes "$(server_binary "$s")") || return 1
+		[[ -z $items ]] || awk -v s="$s" '{ print s, "pid", $1 }' <<<"$items"
+	done
+	items=$(bpf_progs) || return 1
+	[[ -z $items ]] || awk '{ print "prog", $2, $3 }' <<<"$items" | sort
+	items=$(bpf_attachments) || return 1
+	[[ -z $items ]] || awk '{ print "attached", $0 }' <<<"$items" | sort
+	cg=$(cgroup2_mount)
+	[[ -z $cg ]] || find "$cg" -mindepth 1 -maxdepth 1 -type d | sort
+	[[ ! -e /proc/modules ]] || cut -d' ' -f1 /proc/modules | sort
+	echo "loopback rps_cpus $(<"$LO_RPS")"
+}
+
+# leftovers_or_why: leftovers, or (status 1) why a tool failed.
+leftovers_or_why() {
+	local err out
+	err=$(mktemp)
+	if out=$(leftovers 2>"$err"); then
+		rm -f "$err"
+		echo "$out"
+		return 0
+	fi
+	cat "$err"
+	rm -f "$err"
+	return 1
+}
+
+# nothing_left_since NAME BASELINE: nothing more than BASELINE (leftovers
+# before the server started) is left behind.
+nothing_left_since() {
+	local name=$1 now
+	if ! now=$(leftovers_or_why); then
+		ok 1 "$name: nothing left (a tool failed: cannot tell)"
+		diag "$now"
+		return
+	fi
+	is "$(diff <(echo "$2") <(echo "$now"))" "" \
+		"$name: nothing left (no process, listener, BPF program, attachment, cgroup or module)"
+}
+
+# ---- every declared variant, here or in the guest ---------------------------
+
+# each_variant FUNC [LISTER]: FUNC LABEL SERVER [START-OPTIONS...] for each
+# variant LISTER prints (default variants; all_variants adds the bypass)
+# that runs here: where the platform has what its declaration needs
+# (needs=, detected above, not by the server's own hook). The variants of
+# the servers that cannot run here run in the qemu guest: this same file,
+# there, for those servers only (ONLY_SERVERS), its results relayed. The
+# server's hook must agree with the platform: one that refused a server
+# this machine can run would drop its cases without a failure.
+each_variant() {
+	local func=$1 lister=${2:-variants} label server args why lacks
+	local guest=()
+	while read -r label server args; do
+		if [[ -n ${ONLY_SERVERS:-} && " $ONLY_SERVERS " != *" $server "* ]]; then
+			continue
+		fi
+		why=$(server_unavailable "$server")
+		lacks=$(platform_lacks "$server")
+		if [[ -n $why && -z $lacks ]] || [[ -z $why && -n $lacks ]]; then
+			ok 1 "$label: run.sh's availability agrees with the platform"
+			diag "$label: run.sh says '${why:-it runs here}'; the platform: ${lacks:-has all it needs ($(server_get "$server" needs))}"
+		elif [[ -z $why ]]; then
+			# shellcheck disable=SC2086 # args: zero or more start options
+			"$func" "$label" "$server" $args
+		elif [[ ${ECHOLAB_WHERE:-} == vm ]]; then
+			skip "$label: $(basename "$0" .t)" "$lacks"
+		elif [[ " ${guest[*]} " != *" $server "* ]]; then
+			guest+=("$server")	# the guest runs each of its variants
+		fi
+	done < <("$lister")
+	((${#guest[@]} == 0)) || _relay_from_guest "${guest[@]}"
+}
+
+# _relay_from_guest SERVER...: this file in the guest for those servers
+# (GUEST_TIMEOUT seconds, default 1800), each of its results one of ours.
+_relay_from_guest() {
+	local line name n=0 out planned=none file=tests/${0##*/}
+	need_guest
+	out=$(mktemp -d)
+	while IFS= read -r line; do
+		case $line in
+		"ok "*" # SKIP "*)
+			# The guest detected its facts itself.
+			name=${line#ok * - }
+			skip_relayed "${name%% # SKIP *}" "${name#* # SKIP }"
+			;;
+		"ok "*) ok 0 "${line#ok * - }" ;;
+		"not ok "*) ok 1 "${line#not ok * - }" ;;
+		"# "*) echo "$line"; continue ;;
+		1..*) planned=${line#1..}; continue ;;
+		*) continue ;;
+		esac
+		n=$((n + 1))
+	done < <(in_guest "$out" "${GUEST_TIMEOUT:-1800}" env ONLY_SERVERS="$*" bash "$file" 2>&1)
+	rm -rf "$out"
+	[[ $n == "$planned" && $n -gt 0 ]]
+	ok $? "guest: $file ran to its end for $* ($n results of $planned)"
 }
 
 # The guest tests: make check installs the guest's packages first, so a

@@ -21,6 +21,20 @@
  *                                how much it took and what that cost: TCP's
  *                                memory (/proc/net/sockstat) and MemAvailable
  *
+ * Crowds, for the fault tests (each prints 'connected N' once its N
+ * connections are up, and ends with one 'MODE key=value...' line):
+ *   probe trickle PORT N BYTES MS
+ *                                N connections each send a BYTES message one
+ *                                byte every MS milliseconds, and expect it
+ *                                back exactly
+ *   probe noread PORT N MAXBYTES SECONDS
+ *                                N connections send up to MAXBYTES each and
+ *                                never read, until the kernel takes no more;
+ *                                they hold that for SECONDS, then close
+ *   probe resets PORT N          N connections reset in each of three
+ *                                states: before sending, mid-message, and
+ *                                with the server's echo queued
+ *
  * The last three check an echo server byte for byte through the kernel's
  * zero-copy paths, which a sockmap bypass may not follow: every byte back,
  * in order, none more, within TIMEOUT_S of the last progress.
@@ -572,6 +586,249 @@ static int fill(int port, size_t max)
 	return 0;
 }
 
+/* ---- crowds -------------------------------------------------------------- */
+
+/* N connections, each made with dial(); NULL (and said why) on failure. */
+static int *dial_many(int port, int n, const char *mode)
+{
+	int *fds = calloc((size_t)n, sizeof(*fds));
+
+	if (!fds) {
+		fail("calloc");
+		return NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		fds[i] = dial(port);
+		if (fds[i] < 0) {
+			fprintf(stderr, "probe: %s: connection %d of %d: "
+				"connect: %s\n", mode, i + 1, n, strerror(errno));
+			return NULL;
+		}
+		if (fcntl(fds[i], F_SETFL, O_NONBLOCK)) {
+			fail("fcntl");
+			return NULL;
+		}
+	}
+	/* The crowd is there: the test measures the server now. */
+	printf("connected %d\n", n);
+	fflush(stdout);
+	return fds;
+}
+
+/* Reads what the trickle's connections have back, checking every byte. */
+static int trickle_read(int *fds, size_t *got, int n, size_t bytes,
+			const unsigned char *want, int timeout_ms,
+			size_t *done)
+{
+	unsigned char buf[4096];
+	struct pollfd *p = calloc((size_t)n, sizeof(*p));
+	int ready;
+
+	if (!p)
+		return fail("calloc");
+	for (int i = 0; i < n; i++)
+		p[i] = (struct pollfd){
+			.fd = got[i] < bytes ? fds[i] : -1, .events = POLLIN };
+	ready = poll(p, (nfds_t)n, timeout_ms);
+	for (int i = 0; ready > 0 && i < n; i++) {
+		ssize_t r;
+
+		if (!p[i].revents)
+			continue;
+		r = recv(fds[i], buf, sizeof(buf), 0);
+		if (r < 0 && errno == EAGAIN)
+			continue;
+		if (r <= 0 || got[i] + (size_t)r > bytes ||
+		    memcmp(buf, want + got[i], (size_t)r)) {
+			fprintf(stderr, "probe: trickle: connection %d: %s "
+				"after %zu of %zu bytes\n", i + 1,
+				r < 0 ? strerror(errno) : r == 0 ? "EOF" :
+				"bytes that were not sent", got[i], bytes);
+			free(p);
+			return 1;
+		}
+		got[i] += (size_t)r;
+		if (got[i] == bytes)
+			(*done)++;
+	}
+	free(p);
+	return ready < 0 && errno != EINTR ? fail("poll") : 0;
+}
+
+/*
+ * A slow sender: the server must hold N half-received messages without
+ * blocking on any of them, and echo each byte as it comes.
+ */
+static int trickle(int port, int n, size_t bytes, int ms)
+{
+	unsigned char *want = malloc(bytes);
+	size_t *got = calloc((size_t)n, sizeof(*got)), done = 0;
+	double start = now_s(), last;
+	int *fds;
+
+	if (!want || !got || n < 1 || bytes < 1 || ms < 1)
+		return fail("trickle: N, BYTES and MS must be positive");
+	deadline("probe: trickle: not done in its time plus twice TIMEOUT_S\n");
+	alarm((unsigned int)(bytes * (size_t)ms / 1000) + 2 * TIMEOUT_S);
+	pattern(want, bytes);
+	fds = dial_many(port, n, "trickle");
+	if (!fds)
+		return 1;
+	for (size_t k = 0; k < bytes; k++) {
+		double next = start + (double)(k + 1) * ms / 1000;
+
+		for (int i = 0; i < n; i++)
+			if (send(fds[i], want + k, 1, MSG_NOSIGNAL) != 1)
+				return fail("trickle: send");
+		while (now_s() < next)
+			if (trickle_read(fds, got, n, bytes, want,
+					 (int)((next - now_s()) * 1000) + 1, &done))
+				return 1;
+	}
+	last = now_s();
+	while (done < (size_t)n && now_s() - last < TIMEOUT_S) {
+		size_t before = done;
+
+		if (trickle_read(fds, got, n, bytes, want, 100, &done))
+			return 1;
+		if (done > before)
+			last = now_s();
+	}
+	if (done < (size_t)n) {
+		fprintf(stderr, "probe: trickle: %zu of %d connections had "
+			"their whole echo %d s after the last byte\n", done, n,
+			TIMEOUT_S);
+		return 1;
+	}
+	printf("trickle connections=%d bytes=%zu interval_ms=%d echoed=%zu "
+	       "seconds=%.1f\n", n, bytes, ms, done, now_s() - start);
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	free(got);
+	free(want);
+	return 0;
+}
+
+/*
+ * Clients that send and never read: the echo piles up in their receive
+ * queues, then in the server's send buffers. A server that keeps reading
+ * regardless grows without bound; one that stops reading pushes back on
+ * the senders through TCP's window (a bypass may not: see ebpf-echo).
+ */
+static int noread(int port, int n, size_t max, int seconds)
+{
+	static unsigned char chunk[64 << 10];
+	size_t *sent = calloc((size_t)n, sizeof(*sent)), total = 0;
+	double last;
+	int *fds, full = 0;
+
+	if (!sent || n < 1)
+		return fail("noread: N must be positive");
+	deadline("probe: noread: stuck for twice TIMEOUT_S\n");
+	alarm((unsigned int)seconds + 2 * TIMEOUT_S);
+	pattern(chunk, sizeof(chunk));
+	fds = dial_many(port, n, "noread");
+	if (!fds)
+		return 1;
+	/* Rounds over every connection until a second passes without the
+	 * kernel taking another byte from any of them. */
+	last = now_s();
+	while (now_s() - last < 1) {
+		for (int i = 0; i < n; i++) {
+			size_t want = max - sent[i];
+			ssize_t r;
+
+			if (!want)
+				continue;
+			r = send(fds[i], chunk, want < sizeof(chunk) ?
+				 want : sizeof(chunk), MSG_NOSIGNAL);
+			if (r > 0) {
+				sent[i] += (size_t)r;
+				total += (size_t)r;
+				last = now_s();
+			} else if (r < 0 && errno != EAGAIN) {
+				fprintf(stderr, "probe: noread: connection %d: "
+					"send: %s after %zu bytes\n", i + 1,
+					strerror(errno), sent[i]);
+				return 1;
+			}
+		}
+		usleep(10000);
+	}
+	for (int i = 0; i < n; i++)
+		full += sent[i] < max;
+	printf("noread connections=%d sent_bytes=%zu at_max=%d blocked=%d\n",
+	       n, total, n - full, full);
+	fflush(stdout);
+	sleep((unsigned int)seconds);
+	for (int i = 0; i < n; i++)
+		close(fds[i]);	/* unread data: the kernel resets them */
+	free(fds);
+	free(sent);
+	return 0;
+}
+
+/* Aborts a connection: SO_LINGER 0, so close() sends RST, not FIN. */
+static int abort_conn(int fd)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	if (setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)))
+		return fail("SO_LINGER");
+	return close(fd) ? fail("close") : 0;
+}
+
+/*
+ * Resets in each state a connection's server end can be in: accepted and
+ * idle, holding part of a message, and with its echo queued towards us
+ * (we never read). Each round connects anew, so a server that died or
+ * stopped accepting fails the connect.
+ */
+static int resets(int port, int n)
+{
+	static unsigned char b[1 << 20];
+	struct pollfd p;
+	int fd, counts[3] = { 0 };
+
+	deadline("probe: resets: stuck for twice TIMEOUT_S\n");
+	pattern(b, sizeof(b));
+	for (int i = 0; i < n; i++) {
+		alarm(2 * TIMEOUT_S);
+		/* before sending */
+		fd = dial(port);
+		if (fd < 0 || abort_conn(fd))
+			return fail("resets: before sending: connect");
+		counts[0]++;
+		/* mid-message: half of 64 KiB sent, the rest never comes */
+		fd = dial(port);
+		if (fd < 0 || send(fd, b, 32 << 10, MSG_NOSIGNAL) < 0 ||
+		    abort_conn(fd))
+			return fail("resets: mid-message");
+		counts[1]++;
+		/* echo queued: as much of 1 MiB as the kernel takes, then
+		 * the reset once the echo has begun to come back */
+		fd = dial(port);
+		if (fd < 0)
+			return fail("resets: echo queued: connect");
+		if (send(fd, b, sizeof(b), MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
+		    errno != EAGAIN)
+			return fail("resets: echo queued: send");
+		p = (struct pollfd){ .fd = fd, .events = POLLIN };
+		if (poll(&p, 1, TIMEOUT_S * 1000) != 1) {
+			fprintf(stderr, "probe: resets: round %d: no echo "
+				"within %d s\n", i + 1, TIMEOUT_S);
+			return 1;
+		}
+		if (abort_conn(fd))
+			return 1;
+		counts[2]++;
+	}
+	printf("resets before_sending=%d mid_message=%d echo_queued=%d\n",
+	       counts[0], counts[1], counts[2]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "mute"))
@@ -593,10 +850,20 @@ int main(int argc, char **argv)
 				VIA_SPLICE, VIA_SOCKET);
 	if (argc == 4 && !strcmp(argv[1], "fill"))
 		return fill(atoi(argv[2]), strtoul(argv[3], NULL, 10));
+	if (argc == 6 && !strcmp(argv[1], "trickle"))
+		return trickle(atoi(argv[2]), atoi(argv[3]),
+			       strtoul(argv[4], NULL, 10), atoi(argv[5]));
+	if (argc == 6 && !strcmp(argv[1], "noread"))
+		return noread(atoi(argv[2]), atoi(argv[3]),
+			      strtoul(argv[4], NULL, 10), atoi(argv[5]));
+	if (argc == 4 && !strcmp(argv[1], "resets"))
+		return resets(atoi(argv[2]), atoi(argv[3]));
 
 	fprintf(stderr, "usage: probe mute PORT SECONDS | reset PORT BYTES | "
 		"halfclose PORT BYTES | hold PORT N SECONDS |\n"
 		"       sendfile PORT BYTES | splice PORT BYTES | "
-		"splicesend PORT BYTES | fill PORT MAXBYTES\n");
+		"splicesend PORT BYTES | fill PORT MAXBYTES |\n"
+		"       trickle PORT N BYTES MS | noread PORT N MAXBYTES SECONDS |"
+		" resets PORT N\n");
 	return 2;
 }

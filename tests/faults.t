@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Faults: every declared variant, the bypass included, against clients that
+# misbehave and against a server that is stopped or killed under load:
+# natively where it runs here, in the qemu guest where it cannot (kecho).
+#
+#   crowds of FAULT_CLIENTS (default 1000) connections, one kind at a time:
+#   trickle (a message a byte every 100 ms), noread (send, never read),
+#   idle (connect, send nothing), resets (before sending, mid-message,
+#   with the echo queued); beside each, a well-behaved client (bench -t 10
+#   -r 20) with no failure and no response slower than BOUND_MS, and the
+#   server's memory growth per crowd connection under its bound;
+#   afterwards no connection of the server's left but in TIME_WAIT.
+#   Then SIGSTOP/SIGCONT for 2 s under load (no request lost), kill -9 or
+#   rmmod under load, the bypass's loader killed mid-run: nothing left, a
+#   restart serves at once, and dmesg has no warning.
+#
+# Each crowd's figures (time, memory per connection) are on a '# faults:'
+# line of the output: README "Faults and scale" has them.
+# ONLY_SERVERS="NAME..." limits it to those servers (the guest's run).
+# shellcheck disable=SC2317 # the functions run through each_variant
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+need_root
+
+trap stop_all EXIT
+export ECHOLAB_TW_MAX=1000000	# function, not timing
+
+N=${FAULT_CLIENTS:-1000}
+# The well-behaved client's slowest response while a crowd runs; the
+# guest's TCG runs 10-50 x slower than the host.
+if [[ ${ECHOLAB_WHERE:-} == vm ]]; then
+	BOUND_MS=10000
+	NOREAD_MAX=$((128 << 10))	# 1000 of them in the guest's 2 GiB
+else
+	BOUND_MS=1000
+	NOREAD_MAX=$((1 << 20))
+fi
+# What the server itself (its process: RSS) may grow by per connection of
+# a crowd; a server that buffers what it cannot send grows far beyond.
+RSS_BOUND_KB=64
+
+# kernel_problems SINCE: the kernel's complaints among the dmesg lines
+# after the first SINCE (a line count), one per line.
+kernel_problems() {
+	dmesg | tail -n +$(($1 + 1)) |
+		grep -E 'WARNING|BUG|Oops|general protection|Call Trace|seq # bug|refcount_t|hung task|soft lockup|leak' || true
+}
+
+# server_memory PID: 'rss_kb tcp_kb slab_kb': the server's resident memory
+# (0 for a module), the kernel's TCP buffers and its slab.
+server_memory() {
+	local rss=0 page_kb
+	page_kb=$(($(getconf PAGESIZE 2>/dev/null || echo 4096) / 1024))
+	[[ -z $1 ]] || rss=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status" 2>/dev/null)
+	echo "${rss:-0}" \
+		"$(awk -v p="$page_kb" '$1 == "TCP:" { for (i = 2; i < NF; i++) if ($i == "mem") print $(i + 1) * p }' /proc/net/sockstat)" \
+		"$(awk '$1 == "Slab:" { print $2 }' /proc/meminfo)"
+}
+
+# ms SUMMARY-LINE KEY: a time of bench's summary line (us), in whole ms.
+ms() { awk -v us="$(field "$1" "$2")" 'BEGIN { if (us == "") exit 1; printf "%d\n", (us + 999) / 1000 }'; }
+
+# wait_line FILE REGEX SECONDS: until a line of FILE matches.
+wait_line() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# crowd LABEL KIND READY-REGEX PROBE-ARGS...: the probe's crowd against the
+# server (through PREFIX), a well-behaved client beside it, the memory at
+# the crowd's peak: when the probe's output matches READY-REGEX ('-': a
+# crowd that holds nothing, memory not measured).
+crowd() {
+	local label=$1 kind=$2 ready=$3 out bench rc mem0 mem1 rss tcp slab probe good
+	shift 3
+	out=$(mktemp)
+	mem0=$(server_memory "$PID")
+	bounded 120 "${PREFIX[@]}" "$PROBE" "$@" >"$out" 2>&1 &
+	probe=$!
+	[[ $ready == - ]] || wait_line "$out" "$ready" 30
+	mem1=$(server_memory "$PID")
+	bench=$(bounded 120 "${PREFIX[@]}" "$BENCH" -p "$PORT" -t 10 -r 20 -q -o /dev/null 2>&1)
+	wait "$probe"
+	rc=$?
+	ok "$rc" "$label/$kind: $N clients: $(tail -n1 "$out")"
+	((rc == 0)) || diag "$(cat "$out")"
+	rm -f "$out"
+	is "$(field "$bench" failed)" 0 "$label/$kind: a well-behaved client beside them: 0 failed"
+	good=$(ms "$bench" max_us)
+	((${good:-BOUND_MS + 1} <= BOUND_MS))
+	ok $? "$label/$kind: ... its slowest response ${good:-?} ms (bound $BOUND_MS ms)"
+	drained "$label/$kind"
+	[[ $ready != - ]] || return 0
+	read -r rss tcp slab <<<"$(paste -d' ' <(tr ' ' '\n' <<<"$mem1") <(tr ' ' '\n' <<<"$mem0") |
+		awk '{ printf "%d ", $1 - $2 }')"
+	((rss <= RSS_BOUND_KB * N))
+	ok $? "$label/$kind: the server's RSS grew $rss KiB for $N connections (bound $RSS_BOUND_KB KiB each)"
+	echo "# faults: $label $kind clients=$N rss_kb=$rss tcp_kb=$tcp slab_kb=$slab" \
+		"per_conn_bytes=$(((rss + tcp + slab) * 1024 / N)) good_max_ms=${good:-?}"
+}
+
+# drained LABEL: none of the server's connections is left but in TIME_WAIT
+# (within 30 s: a guest's thousand kthreads end slowly under TCG).
+drained() {
+	local i left
+	for ((i = 0; i < 300; i++)); do
+		left=$(connections "$PORT") || left="ss failed"
+		left=$(awk '$1 != "LISTEN" && $1 != "TIME-WAIT"' <<<"$left")
+		[[ -z $left ]] && break
+		sleep 0.1
+	done
+	is "$left" "" "$1: afterwards none of the server's connections is left but in TIME_WAIT"
+}
+
+# faults LABEL SERVER [START-OPTIONS...]
+faults() {
+	local label=$1 server=$2 base marks out pid load rc state
+	shift 2
+	PREFIX=()
+	[[ " $* " != *" --bypass "* ]] || PREFIX=("$RUN" client)
+	base=$(leftovers_or_why) || { ok 1 "$label: leftovers before the start (a tool failed)"; diag "$base"; return; }
+	marks=$(dmesg | wc -l)
+
+	"$RUN" "$server" "$@" >/dev/null
+	ok $? "$label: run.sh $server $*"
+	PID=$(server_pid)
+	crowd "$label" trickle '^connected' trickle "$PORT" "$N" 20 100
+	crowd "$label" noread '^noread' noread "$PORT" "$N" "$NOREAD_MAX" 3
+	crowd "$label" idle '^holding' hold "$PORT" "$N" 3
+	crowd "$label" resets - resets "$PORT" $((N / 3))
+
+	# SIGSTOP for 2 s: the requests wait (bench's timeout is 10 s) and none
+	# is lost. The slowest response shows the stall where the process
+	# echoes; ebpf's echo is the kernel's and goes on without it.
+	if [[ -n $PID ]]; then
+		out=$(mktemp)
+		bounded 60 "${PREFIX[@]}" "$BENCH" -p "$PORT" -t 50 -d 4 -T 10000 -q -o /dev/null >"$out" 2>&1 &
+		load=$!
+		sleep 0.5
+		kill -STOP "$PID"
+		sleep 0.2
+		state=$(awk '{ print $3 }' "/proc/$PID/stat")
+		sleep 1.8
+		kill -CONT "$PID"
+		wait "$load"
+		out=$(cat "$out"; rm -f "$out")
+		is "$state" T "$label/sigstop: the server's process stopped (state T)"
+		is "$(field "$out" failed)" 0 "$label/sigstop: stopped for 2 s under load: 0 failed (slowest $(ms "$out" max_us) ms)"
+	fi
+
+	# The bypass's loader killed mid-run: the kernel drops its programs,
+	# the connections go on over TCP.
+	pid=$(state bypass.pid)
+	if [[ -n $pid ]]; then
+		bounded 60 "${PREFIX[@]}" "$BENCH" -p "$PORT" -t 50 -d 3 -q -o /dev/null >/dev/null 2>&1 &
+		load=$!
+		sleep 1
+		kill -9 "$pid"
+		wait "$load"
+		bench_ok "$label/loader killed: the server still serves" -t 10 -r 2
+		out=$("$RUN" stop 2>&1)
+		ok $? "$label/loader killed: run.sh stop cleans up after it"
+		nothing_left_since "$label/loader killed" "$base"
+		"$RUN" "$server" "$@" >/dev/null
+		ok $? "$label/loader killed: restart"
+		bench_ok "$label/loader killed: the restart serves at once" -t 10 -r 1
+	fi
+
+	# kill -9 (a process) or rmmod (a module) under load.
+	bounded 60 "$BENCH" -p "$PORT" -t 50 -d 3 -q -o /dev/null >/dev/null 2>&1 &
+	load=$!
+	sleep 1
+	PID=$(server_pid)
+	if [[ -n $PID ]]; then
+		kill -9 "$PID"
+		out=$("$RUN" stop 2>&1)
+		rc=$?
+		ok "$rc" "$label/kill -9 under load: run.sh stop cleans up after it"
+	else
+		out=$("$RUN" stop 2>&1)
+		rc=$?
+		ok "$rc" "$label/rmmod under load: run.sh stop (rmmod) with 50 clients connected"
+	fi
+	((rc == 0)) || diag "$out"
+	wait "$load"
+	nothing_left_since "$label/killed under load" "$base"
+	"$RUN" "$server" "$@" >/dev/null
+	ok $? "$label/restart after the kill"
+	bench_ok "$label/restart after the kill: serves at once" -t 10 -r 1
+	"$RUN" stop >/dev/null
+	nothing_left_since "$label/stop" "$base"
+
+	out=$(kernel_problems "$marks")
+	is "$out" "" "$label: dmesg has no warning, bug or leak since the start"
+}
+
+each_variant faults all_variants
+
+plan_at_end
