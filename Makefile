@@ -15,6 +15,8 @@
 #   ftrace  ftrace/funclat                 fentry/fexit timing for ftrace/*.sh
 #
 #   make vm-check   the tests that run in the qemu guest (kecho); check runs them too
+#   sudo make soak  20 x bench -t 1000 -r 10 per server, nothing may grow
+#                   (RUNS=N; kecho in the guest): results/DATE-soak-PLACE
 #   make lint       shellcheck on the scripts, checkpatch.pl on kecho
 
 # What servers there are, and where each is built: their declarations.
@@ -65,6 +67,11 @@ vm-check:
 	$(MAKE) all tests
 	./tests/prove.sh tests/vm-*.t
 
+RUNS ?= 20
+soak: all
+	$(need_root)
+	./run.sh soak --runs $(RUNS)
+
 # RESULTS=DIR (a path, or a name under results/); default: the newest.
 # METRIC=arrival|rtt|auto: which response time; auto prefers arrival.
 METRIC ?= auto
@@ -77,4 +84,4 @@ clean:
 	$(MAKE) -C ftrace clean
 	$(MAKE) -C tests clean
 
-.PHONY: all bench $(SERVERS) ftrace deps tests check vm-check lint plots clean
+.PHONY: all bench $(SERVERS) ftrace deps tests check vm-check soak lint plots clean

@@ -7,8 +7,9 @@
 # This script owns the lifecycle around them: one server at a time, its
 # state in $STATE_DIR (written here only), the sysctls a 1000-thread run
 # needs, the bypass, readiness (a real echo) and the proof of cleanup.
-# compare (scripts/compare.sh) and the guest (vm/lib.sh) are libraries it
-# sources: calls go from here to them, never back.
+# compare (scripts/compare.sh), soak (scripts/soak.sh) and the guest
+# (vm/lib.sh) are libraries it sources: calls go from here to them, never
+# back.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -18,6 +19,8 @@ source "$ROOT/servers/lib.sh"
 source "$ROOT/vm/lib.sh"
 # shellcheck source=scripts/compare.sh
 source "$ROOT/scripts/compare.sh"
+# shellcheck source=scripts/soak.sh
+source "$ROOT/scripts/soak.sh"
 
 BENCH=$ROOT/bench/bench
 SOCKREDIR=$ROOT/ebpf-echo/sockredir
@@ -49,6 +52,7 @@ Usage: sudo ./run.sh SERVER [--port N] [--cpus LIST] [--bypass] [-- SERVER-ARGS.
        sudo ./run.sh client COMMAND [ARGS...]
        sudo ./run.sh --vm SERVER [--port N] [BENCH-ARGS...]
        sudo ./run.sh compare [--netns | --vm] [--bypass] [--repeat N] [--sweep K=V,...] [--cpus auto|none|LIST] [BENCH-ARGS...]
+       sudo ./run.sh soak [--runs N] [--vm] [VARIANT...]
        sudo ./run.sh stop
        ./run.sh status
 
@@ -69,6 +73,9 @@ Servers: ${SERVERS[*]} (declared in servers/)
   compare       every server this machine can run, measured alike, into
                 results/DATE-PLACE/ (raw files, summary.md, plots); see
                 './run.sh compare --help'
+  soak          every server, N x (bench -t 1000 -r 10) in a row, and what
+                it holds after each run: nothing may grow; see
+                './run.sh soak --help'
   stop          stop the server and check that nothing is left behind
   status        show the running server
 
@@ -671,6 +678,9 @@ main() {
 		;;
 	compare)
 		compare_main "$@"
+		;;
+	soak)
+		soak_main "$@"
 		;;
 	--vm)
 		server=${1:-}

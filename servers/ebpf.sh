@@ -39,3 +39,8 @@ ebpf_status() {
 	# The kernel's counters, and the loader's in its object's .bss map.
 	echo "counters:    $(bpf_counters "$(state pid)" echo_counters echo_bpf.bss)"
 }
+
+# The sockets in its SOCKHASH: one per open connection, none after them.
+ebpf_held() {
+	bpftool map dump name echo_socks 2>/dev/null | sed -n 's/^Found \([0-9]*\) element.*/\1/p'
+}

@@ -41,3 +41,6 @@ kecho_stop() { rmmod kecho || die "rmmod kecho failed; see dmesg"; }
 kecho_clean() { ! module_loaded kecho || die "the kecho module is still loaded"; }
 
 kecho_status() { echo "counters:    $(cat /proc/kecho 2>/dev/null)"; }
+
+# The connections it has open (its counters' open=).
+kecho_held() { sed -n 's/.*\bopen=\([0-9]*\).*/\1/p' /proc/kecho 2>/dev/null; }

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# run.sh soak, the short form (3 runs of bench -t 1000 -r 10 per variant,
+# kecho's in the guest where modules do not load): no run fails and
+# nothing the server holds grows. Then the verdict itself, on doctored
+# copies of the record: each kind of growth is caught.
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+need_root
+
+TMP=$(mktemp -d)
+trap 'stop_all; rm -rf "$TMP"' EXIT
+RUNS=3
+
+out=$("$RUN" soak --runs "$RUNS" --out "$TMP/soak" 2>&1)
+rc=$?
+ok "$rc" "soak: run.sh soak --runs $RUNS exits 0"
+((rc == 0)) || diag "$(tail -n 30 <<<"$out")"
+is "$(tail -n1 <<<"$out")" "results: $TMP/soak" "soak: the last line names the directory"
+
+# Every variant, here or in the guest, with its runs and its verdict.
+while read -r label _; do
+	row=$(grep "^| $label |" "$TMP/soak/summary.md")
+	is "$(awk -F' [|] ' '{ print $3, $4, $NF }' <<<"$row")" "$RUNS 0 ok |" \
+		"soak/$label: $RUNS runs, 0 failed, nothing grew"
+	is "$(awk -F'\t' -v l="$label" '$1 == l && $5 == 0 && $4 == 10000' "$TMP/soak/soak.tsv" | wc -l)" "$RUNS" \
+		"soak/$label: soak.tsv has $RUNS rows of 10000 samples, 0 failed"
+done < <(all_variants)
+
+# The verdict, on copies whose last row of one variant says it grew.
+# doctored COLUMN HOW: a copy of the record with the last user row changed.
+doctored() {
+	local d=$TMP/$1
+	mkdir -p "$d"
+	awk -F'\t' -v OFS='\t' -v name="$1" -v how="$2" '
+		NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+		$1 == "user" && $3 == runs { $c[name] = how == "+1" ? $c[name] + 1 : int($c[name] * 1.2) }
+		{ print }' runs="$RUNS" "$TMP/soak/soak.tsv" >"$d/soak.tsv"
+	echo "$d"
+}
+for check in "fds +1 fds" "rss_kb x1.2 RSS" "slab_kb x1.2 slab" "sockets +1 connections" "failed +1 failed"; do
+	read -r column how word <<<"$check"
+	d=$(doctored "$column" "$how")
+	out=$("$RUN" soak --verdict "$d" 2>&1)
+	rc=$?
+	is "$rc/$(grep -c "^| user | .*grew or failed:.*\\b$word\\b" "$d/summary.md")" 1/1 \
+		"soak --verdict: $column $how in user's last run: exit 1, user's row says '$word'"
+done
+
+out=$("$RUN" soak --runs 0 2>&1)
+is "$?" 2 "soak --runs 0: usage error (exit 2)"
+like "$out" "--runs needs a positive number" "soak --runs 0: says why"
+out=$("$RUN" soak nosuch 2>&1)
+is "$?" 2 "soak nosuch: usage error (exit 2)"
+like "$out" "unknown variant 'nosuch'" "soak nosuch: names it"
+
+plan_at_end
