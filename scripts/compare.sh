@@ -15,6 +15,8 @@ NS_SRV=echolab-srv	# --netns: the server's namespace ...
 NS_CLI=echolab-cli	# ... and the client's, joined by a veth pair
 NS_SRV_IP=10.213.0.1
 NS_CLI_IP=10.213.0.2
+SRV_NS=$NS_SRV	# where the server runs with --netns; --netem: the root's
+NETEM=		# --netem: tc netem's parameters on both ends of the veth
 
 # Set by the command line.
 PORT=12345	# run.sh bench --port sets it
@@ -36,7 +38,7 @@ NETNS_UP=
 
 compare_usage() {
 	cat <<EOF
-Usage: sudo ./run.sh compare [--netns | --vm] [--bypass] [--repeat N]
+Usage: sudo ./run.sh compare [--netns | --vm] [--netem SPEC] [--bypass] [--repeat N]
                              [--sweep threads=1,10,100,1000 | --sweep size=64,1024]
                              [--cpus auto | none | LIST]
                              [--out DIR] [BENCH-ARGS...]
@@ -47,6 +49,12 @@ same flags N times, stops it; then writes summary.md and the plots.
   --netns        server and bench in two network namespaces over a veth
                  pair: the "client on another machine" path
   --vm           everything in the qemu guest, kecho included
+  --netem SPEC   a lossy, slow network between them: tc netem SPEC ('loss
+                 1%', 'delay 10ms 2ms', 'loss 5% duplicate 1%
+                 reorder 25% delay 5ms') on both ends of a veth pair, the
+                 client in a namespace of its own, the server in the root
+                 one (kecho's listener lives there); implies --netns. The
+                 host kernel has no sch_netem: give --vm too
   --bypass       the user server alone, without and with the sk_msg bypass
                  (ebpf-echo/sockredir), bench in the bypass's cgroup
   --repeat N     bench runs per server (default 3)
@@ -94,8 +102,15 @@ compare_parse_args() {
 			compare_usage
 			exit 0
 			;;
-		--netns) PLACE=netns ;;
+		--netns) [[ $PLACE == vm ]] || PLACE=netns ;;
 		--vm) PLACE=vm ;;
+		--netem)
+			[[ ${2:-} =~ ^[a-z] ]] || compare_usage_error "--netem needs tc netem's parameters, e.g. --netem 'loss 1%'"
+			NETEM=$2
+			SRV_NS=
+			[[ $PLACE == vm ]] || PLACE=netns
+			shift
+			;;
 		--bypass) COMPARE_BYPASS=1 ;;
 		--repeat)
 			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || compare_usage_error "--repeat needs a positive number"
@@ -126,7 +141,7 @@ compare_parse_args() {
 		esac
 		shift
 	done
-	if ((COMPARE_BYPASS)) && [[ $PLACE == netns ]]; then
+	if ((COMPARE_BYPASS)) && [[ $PLACE == netns || -n $NETEM ]]; then
 		compare_usage_error "--bypass joins two sockets of one network stack; it has nothing to bypass between namespaces (use it without --netns)"
 	fi
 	((${#BENCH_ARGS[@]})) || BENCH_ARGS=(-t 1000 -r 10)
@@ -158,11 +173,12 @@ resolve_cpus() {
 
 # ---- places -------------------------------------------------------------
 
-# in_ns NS CMD...: CMD in that namespace of ours with --netns, else here.
+# in_ns NS CMD...: CMD in that namespace of ours with --netns, else (or
+# for NS empty: the root namespace) here.
 in_ns() {
 	local ns=$1
 	shift
-	if [[ $PLACE == netns ]]; then
+	if [[ $PLACE == netns && -n $ns ]]; then
 		nsenter --net="/run/netns/$ns" "$@"
 	else
 		"$@"
@@ -184,27 +200,44 @@ server_host() {
 
 netns_up() {
 	netns_down
-	ip netns add "$NS_SRV"
+	[[ -z $SRV_NS ]] || ip netns add "$SRV_NS"
 	ip netns add "$NS_CLI"
 	NETNS_UP=1
 	ip link add echolab-srv0 type veth peer name echolab-cli0
-	ip link set echolab-srv0 netns "$NS_SRV"
+	[[ -z $SRV_NS ]] || ip link set echolab-srv0 netns "$SRV_NS"
 	ip link set echolab-cli0 netns "$NS_CLI"
-	ip -n "$NS_SRV" addr add "$NS_SRV_IP/30" dev echolab-srv0
+	in_ns "$SRV_NS" ip addr add "$NS_SRV_IP/30" dev echolab-srv0
 	ip -n "$NS_CLI" addr add "$NS_CLI_IP/30" dev echolab-cli0
-	ip -n "$NS_SRV" link set lo up
+	in_ns "$SRV_NS" ip link set lo up
 	ip -n "$NS_CLI" link set lo up
-	ip -n "$NS_SRV" link set echolab-srv0 up
+	in_ns "$SRV_NS" ip link set echolab-srv0 up
 	ip -n "$NS_CLI" link set echolab-cli0 up
 	# Off loopback, TIME_WAIT reuse is off by default; 1000 x 10 rounds
 	# x 3 repetitions would run out of ports. This namespace is ours.
 	nsenter --net="/run/netns/$NS_CLI" sysctl -qw net.ipv4.tcp_tw_reuse=1
-	compare_say "netns: $NS_SRV ($NS_SRV_IP) <-veth-> $NS_CLI ($NS_CLI_IP)"
+	local how=
+	[[ -z $NETEM ]] || { netem_up; how=", netem ($NETEM) each way"; }
+	compare_say "netns: ${SRV_NS:-the root namespace} ($NS_SRV_IP) <-veth-> $NS_CLI ($NS_CLI_IP)$how"
+}
+
+# netem_up: NETEM on both ends' egress, so that each direction gets it.
+netem_up() {
+	local err
+	# shellcheck disable=SC2086 # NETEM: tc's words
+	if ! err=$(in_ns "$SRV_NS" tc qdisc add dev echolab-srv0 root netem $NETEM 2>&1) ||
+		! err=$(in_ns "$NS_CLI" tc qdisc add dev echolab-cli0 root netem $NETEM 2>&1); then
+		if [[ $err == *"qdisc kind is unknown"* ]]; then
+			compare_die "netem: this kernel ($(uname -r)) has no sch_netem; run it in the qemu guest: sudo ./run.sh compare --vm --netem '$NETEM'"
+		fi
+		compare_die "netem '$NETEM': tc refused it: $err"
+	fi
 }
 
 netns_down() {
 	ip netns del "$NS_SRV" 2>/dev/null || true
 	ip netns del "$NS_CLI" 2>/dev/null || true
+	# With --netem the server's end is in the root namespace.
+	ip link del echolab-srv0 2>/dev/null || true
 	NETNS_UP=
 }
 
@@ -234,6 +267,7 @@ bench_run() {
 	shift 2
 	in_client "$BENCH" -H "$(server_host)" -p "$PORT" -l "$server" -o "$file" \
 		--meta "where=$WHERE" ${SERVER_CPUS:+--meta "server_cpus=$SERVER_CPUS"} \
+		${NETEM:+--meta "netem=$NETEM"} \
 		"${CLIENT_PLACE[@]}" "${BENCH_ARGS[@]}" "$@" || true
 }
 
@@ -245,7 +279,7 @@ measure_server() {
 	shift 2
 	# A subshell: a server that cannot start ends it, not the comparison.
 	(
-		[[ $PLACE != netns ]] || NETNS=$NS_SRV
+		[[ $PLACE != netns ]] || NETNS=$SRV_NS
 		CPUS=$SERVER_CPUS
 		cmd_start "$server" --port "$PORT" "$@"
 	) 2>&1 | sed 's/^/  /'
@@ -288,10 +322,11 @@ write_meta() {
 		echo "repeat=$REPEAT"
 		[[ -z $SWEEP_KEY ]] || echo "sweep=$SWEEP_KEY=$(IFS=,; echo "${SWEEP_VALUES[*]}")"
 		echo "client=$(client_mode)"
+		[[ -z $NETEM ]] || echo "netem=$NETEM (tc netem, on both ends of the veth)"
 		((COMPARE_BYPASS)) && echo "bypass=user-bypass: ebpf-echo/sockredir (sk_msg), server and bench in its cgroup"
 		echo "nofile=$(ulimit -Sn)/$(ulimit -Hn)"
-		echo "somaxconn=$(in_ns "$NS_SRV" sysctl -n net.core.somaxconn) (run.sh raises it to >= 4096 while a server runs)"
-		echo "tcp_max_syn_backlog=$(in_ns "$NS_SRV" sysctl -n net.ipv4.tcp_max_syn_backlog) (likewise)"
+		echo "somaxconn=$(in_ns "$SRV_NS" sysctl -n net.core.somaxconn) (run.sh raises it to >= 4096 while a server runs)"
+		echo "tcp_max_syn_backlog=$(in_ns "$SRV_NS" sysctl -n net.ipv4.tcp_max_syn_backlog) (likewise)"
 		echo "ip_local_port_range=$(in_ns "$NS_CLI" sysctl -n net.ipv4.ip_local_port_range | tr '\t' -)"
 		echo "tcp_tw_reuse=$(in_ns "$NS_CLI" sysctl -n net.ipv4.tcp_tw_reuse)"
 		echo "git=${ECHOLAB_GIT:-$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)}"

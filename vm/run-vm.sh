@@ -21,7 +21,8 @@
 #   -h, --help
 #
 # The guest gets busybox, the repository at /lab (built binaries included,
-# with their shared libraries), kecho/kecho.ko, bash, iproute2 and bpftool.
+# with their shared libraries), kecho/kecho.ko, bash, iproute2 (tc for
+# netem, whose module it loads), nsenter and bpftool.
 # COMMAND runs as root in /lab with OUT=/out; its output streams to stdout
 # and its exit status is this script's. Own failures: 2 usage, 124 timeout,
 # 125 the guest or qemu failed.
@@ -37,8 +38,8 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 readonly repo
-readonly guest_modules=(virtio_pci 9pnet_virtio 9p veth inet_diag tcp_diag)
-readonly default_tools=(bash ip ss bpftool)
+readonly guest_modules=(virtio_pci 9pnet_virtio 9p veth inet_diag tcp_diag sch_netem)
+readonly default_tools=(bash ip ss tc nsenter bpftool)
 
 timeout_s=600
 out_dir=

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Scale: every declared variant, the bypass included, holds SCALE_CONNS
+# (default 10,000) connections at once, each sending a message a second
+# (bench open loop: -t N -d SECONDS -R N), and answers each within a bound;
+# a new client connecting meanwhile is served at once. Natively where the
+# server runs here, in the qemu guest (given the memory for it) where it
+# cannot (kecho). The server's memory per connection is on a '# scale:'
+# line: its RSS, the kernel's TCP buffers and slab, at the plateau.
+#
+# ONLY_SERVERS="NAME..." limits it to those servers (the guest's run).
+# shellcheck disable=SC2317 # the functions run through each_variant
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+need_root
+
+trap stop_all EXIT
+export ECHOLAB_TW_MAX=1000000	# function, not timing
+
+N=${SCALE_CONNS:-10000}
+if [[ ${ECHOLAB_WHERE:-} == vm ]]; then
+	SECONDS_HELD=60		# TCG: 10,000 threads take a while to connect
+	BOUND_MS=20000
+else
+	SECONDS_HELD=20
+	BOUND_MS=2000
+fi
+# The guest holds both ends of every connection, and 10,000 threads.
+export VM_MEM=${VM_MEM:-4G}
+
+# ms SUMMARY-LINE KEY: a time of bench's summary line (us), in whole ms.
+ms() { awk -v us="$(field "$1" "$2")" 'BEGIN { if (us == "") exit 1; printf "%d\n", (us + 999) / 1000 }'; }
+
+# established: the server's connections that are established now.
+established() { ss -Htn state established "sport = :$PORT" | grep -c .; }
+
+# memory PID: 'rss_kb tcp_kb slab_kb' (rss 0 for a module).
+memory() {
+	local rss=0 page_kb
+	page_kb=$(($(getconf PAGESIZE 2>/dev/null || echo 4096) / 1024))
+	[[ -z $1 ]] || rss=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status" 2>/dev/null)
+	echo "${rss:-0}" \
+		"$(awk -v p="$page_kb" '$1 == "TCP:" { for (i = 2; i < NF; i++) if ($i == "mem") print $(i + 1) * p }' /proc/net/sockstat)" \
+		"$(awk '$1 == "Slab:" { print $2 }' /proc/meminfo)"
+}
+
+# scale LABEL SERVER [START-OPTIONS...]
+scale() {
+	local label=$1 server=$2 base prefix=() pid out load peak=0 i n mem0 mem1 newc got rss tcp slab
+	shift 2
+	[[ " $* " != *" --bypass "* ]] || prefix=("$RUN" client)
+	base=$(leftovers_or_why) || { ok 1 "$label: leftovers before the start (a tool failed)"; diag "$base"; return; }
+	"$RUN" "$server" "$@" >/dev/null
+	ok $? "$label: run.sh $server $*"
+	pid=$(server_pid)
+	mem0=$(memory "$pid")
+
+	out=$(mktemp)
+	bounded $((SECONDS_HELD * 3 + 60)) "${prefix[@]}" "$BENCH" -p "$PORT" -t "$N" -d "$SECONDS_HELD" -R "$N" \
+		-T 10000 -q -o /dev/null >"$out" 2>&1 &
+	load=$!
+	# The plateau: every connection up (or half the run gone).
+	for ((i = 0; i < SECONDS_HELD * 5; i++)); do
+		n=$(established)
+		((n > peak)) && peak=$n
+		((n >= N)) && break
+		sleep 0.2
+	done
+	mem1=$(memory "$pid")
+	ok $((peak < N)) "$label: $N connections held at once (the server had $peak established)"
+
+	newc=$(bounded 60 "${prefix[@]}" "$BENCH" -p "$PORT" -t 1 -r 10 -q -o /dev/null 2>&1)
+	got=$(ms "$newc" max_us)
+	[[ $(field "$newc" failed) == 0 ]] && ((${got:-BOUND_MS + 1} <= BOUND_MS))
+	ok $? "$label: a new client meanwhile: 10 requests, 0 failed, slowest ${got:-?} ms (bound $BOUND_MS ms)"
+
+	wait "$load"
+	out=$(cat "$out"; rm -f "$out")
+	is "$(field "$out" failed)" 0 "$label: the $N connections' $(field "$out" samples) requests (one a second each): 0 failed"
+	got=$(ms "$out" arrival_p99_us)
+	((${got:-BOUND_MS + 1} <= BOUND_MS))
+	ok $? "$label: ... answered within the bound: p99 ${got:-?} ms, max $(ms "$out" max_us) ms (p99 bound $BOUND_MS ms)"
+
+	read -r rss tcp slab <<<"$(paste -d' ' <(tr ' ' '\n' <<<"$mem1") <(tr ' ' '\n' <<<"$mem0") |
+		awk '{ printf "%d ", $1 - $2 }')"
+	echo "# scale: $label where=${ECHOLAB_WHERE:-native} conns=$peak rss_per_conn_b=$((rss * 1024 / N))" \
+		"tcp_per_conn_b=$((tcp * 1024 / N)) slab_per_conn_b=$((slab * 1024 / N))" \
+		"p50_ms=$(ms "$out" arrival_p50_us) p99_ms=$(ms "$out" arrival_p99_us)"
+
+	"$RUN" stop >/dev/null
+	ok $? "$label: run.sh stop after $N connections"
+	nothing_left_since "$label" "$base"
+}
+
+each_variant scale all_variants
+
+plan_at_end

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# A lossy, slow network between client and server: run.sh compare --vm
+# --netem, in the qemu guest (the host kernel has no sch_netem): the client
+# in a namespace of its own, the server in the root one, tc netem on both
+# ends of the veth between them. Every declared variant echoes every byte,
+# 1 B to 1 MiB, and 100 x 10 with 0 failures, under loss and under delay,
+# jitter, reordering and duplication.
+#
+# The bound the loss justifies: bench's timeout (-T) must outlast the
+# retransmissions a loss rate makes likely. A handshake attempt fails when
+# its SYN or SYN-ACK is lost (about 10% at 5% loss each way); its timer
+# doubles from 1 s, so five failures in a row take 1+2+4+8+16 = 31 s, and
+# a sixth (p = 1e-6 a connection, 1e-3 for a run's 1000) would need 63 s.
+# -T 40000 allows five.
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+need_root
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"; ip netns del echolab-cli 2>/dev/null; ip link del echolab-srv0 2>/dev/null' EXIT
+export ECHOLAB_TW_MAX=1000000	# function, not timing
+SPECS=("loss 5%" "delay 10ms 2ms reorder 25% 50% duplicate 1%")
+labels=$(variants | cut -d' ' -f1 | tr '\n' ' ')
+
+# netem_run NAME SPEC ROWS-EACH BENCH-ARGS...: compare --vm --netem SPEC;
+# every variant's rows (sizes, if swept) with ROWS-EACH samples, 0 failed.
+netem_run() {
+	local name=$1 spec=$2 each=$3 out dir want rows
+	shift 3
+	dir=$TMP/$name
+	out=$(VM_TIMEOUT=1800 "$RUN" compare --vm --netem "$spec" --repeat 1 -T 40000 --out "$dir" "$@" 2>&1)
+	ok $? "$name: compare --vm --netem '$spec' $* exits 0"
+	grep -qx "netem=$spec (tc netem, on both ends of the veth)" "$dir/meta.txt" 2>/dev/null &&
+		grep -q "^# netem=$spec\$" "$dir"/*.tsv
+	ok $? "$name: meta.txt and every raw file record the netem"
+	want=$(summary_rows "$dir/summary.md" | awk '{ print $1 }' | sort -u | tr '\n' ' ')
+	is "$want" "$(tr ' ' '\n' <<<"$labels" | grep . | sort | tr '\n' ' ')" "$name: every declared variant measured"
+	rows=$(summary_rows "$dir/summary.md" 2>/dev/null)
+	[[ -n $rows ]] && [[ -z $(awk -v n="$each" '$2 != n || $3 != 0' <<<"$rows") ]]
+	ok $? "$name: every variant, every row: $each samples, 0 failed"
+	awk -v n="$each" '$2 != n || $3 != 0 { print "# row: " $0 }' <<<"$rows"
+	[[ $out == *"netem ($spec) each way"* ]] || diag "$(tail -n 20 <<<"$out")"
+}
+
+plan $((2 + ${#SPECS[@]} * 8))
+
+# Natively: refused, and said where it works.
+out=$("$RUN" compare --netem "loss 1%" -t 1 -r 1 --repeat 1 --out "$TMP/native" 2>&1)
+rc=$?
+if fact no-modules >/dev/null; then
+	is "$rc" 1 "netem natively (no sch_netem here): compare fails"
+	like "$out" "no sch_netem; run it in the qemu guest" "netem natively: says to use --vm"
+else
+	skip "netem natively (no sch_netem here): compare fails" modules
+	skip "netem natively: says to use --vm" modules
+fi
+
+for spec in "${SPECS[@]}"; do
+	netem_run "netem/${spec%% *}/sizes" "$spec" 4 --sweep size=1,65536,1048576 -t 2 -r 2
+	netem_run "netem/${spec%% *}/100x10" "$spec" 1000 -t 100 -r 10
+done
+
+done_testing
