@@ -10,7 +10,8 @@
 #   bad arguments refused with a clear message; stop and kill -9 under load
 #   leave nothing behind; a restart serves at once.
 #
-# ONLY_SERVERS="NAME..." limits it to those servers (the guest's run).
+# ONLY_SERVERS="NAME..." limits it to those servers or variants (the
+# guest's run).
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"

@@ -17,7 +17,8 @@
 #
 # Each crowd's figures (time, memory per connection) are on a '# faults:'
 # line of the output: README "Faults and scale" has them.
-# ONLY_SERVERS="NAME..." limits it to those servers (the guest's run).
+# ONLY_SERVERS="NAME..." limits it to those servers or variants (the
+# guest's run).
 # shellcheck disable=SC2317 # the functions run through each_variant
 set -uo pipefail
 # shellcheck source=tests/lib.sh
@@ -48,20 +49,6 @@ kernel_problems() {
 		grep -E 'WARNING|BUG|Oops|general protection|Call Trace|seq # bug|refcount_t|hung task|soft lockup|leak' || true
 }
 
-# server_memory PID: 'rss_kb tcp_kb slab_kb': the server's resident memory
-# (0 for a module), the kernel's TCP buffers and its slab.
-server_memory() {
-	local rss=0 page_kb
-	page_kb=$(($(getconf PAGESIZE 2>/dev/null || echo 4096) / 1024))
-	[[ -z $1 ]] || rss=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status" 2>/dev/null)
-	echo "${rss:-0}" \
-		"$(awk -v p="$page_kb" '$1 == "TCP:" { for (i = 2; i < NF; i++) if ($i == "mem") print $(i + 1) * p }' /proc/net/sockstat)" \
-		"$(awk '$1 == "Slab:" { print $2 }' /proc/meminfo)"
-}
-
-# ms SUMMARY-LINE KEY: a time of bench's summary line (us), in whole ms.
-ms() { awk -v us="$(field "$1" "$2")" 'BEGIN { if (us == "") exit 1; printf "%d\n", (us + 999) / 1000 }'; }
-
 # wait_line FILE REGEX SECONDS: until a line of FILE matches.
 wait_line() {
 	local i
@@ -80,11 +67,11 @@ crowd() {
 	local label=$1 kind=$2 ready=$3 out bench rc mem0 mem1 rss tcp slab probe good
 	shift 3
 	out=$(mktemp)
-	mem0=$(server_memory "$PID")
+	mem0=$(memory_of "$PID")
 	bounded 120 "${PREFIX[@]}" "$PROBE" "$@" >"$out" 2>&1 &
 	probe=$!
 	[[ $ready == - ]] || wait_line "$out" "$ready" 30
-	mem1=$(server_memory "$PID")
+	mem1=$(memory_of "$PID")
 	bench=$(bounded 120 "${PREFIX[@]}" "$BENCH" -p "$PORT" -t 10 -r 20 -q -o /dev/null 2>&1)
 	wait "$probe"
 	rc=$?
@@ -97,8 +84,7 @@ crowd() {
 	ok $? "$label/$kind: ... its slowest response ${good:-?} ms (bound $BOUND_MS ms)"
 	drained "$label/$kind"
 	[[ $ready != - ]] || return 0
-	read -r rss tcp slab <<<"$(paste -d' ' <(tr ' ' '\n' <<<"$mem1") <(tr ' ' '\n' <<<"$mem0") |
-		awk '{ printf "%d ", $1 - $2 }')"
+	read -r rss tcp slab <<<"$(memory_growth "$mem0" "$mem1")"
 	((rss <= RSS_BOUND_KB * N))
 	ok $? "$label/$kind: the server's RSS grew $rss KiB for $N connections (bound $RSS_BOUND_KB KiB each)"
 	echo "# faults: $label $kind clients=$N rss_kb=$rss tcp_kb=$tcp slab_kb=$slab" \

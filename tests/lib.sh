@@ -228,6 +228,29 @@ grew() {
 	echo $((b - a))
 }
 
+# ms SUMMARY-LINE KEY: a time of bench's summary line (us), in whole ms
+# rounded up; nothing (status 1) when the line has no number for KEY.
+ms() {
+	awk -v us="$(field "$1" "$2")" 'BEGIN { if (us !~ /^[0-9.]+$/) exit 1; printf "%d\n", (us + 999) / 1000 }'
+}
+
+# memory_of PID: 'rss_kb tcp_kb slab_kb': the resident memory of process
+# PID (0 for none: a module), the kernel's TCP buffers (sockstat) and its
+# slab (meminfo).
+memory_of() {
+	local rss=0 page_kb
+	page_kb=$(($(getconf PAGESIZE 2>/dev/null || echo 4096) / 1024))
+	[[ -z $1 ]] || rss=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status" 2>/dev/null)
+	echo "${rss:-0}" \
+		"$(awk -v p="$page_kb" '$1 == "TCP:" { for (i = 2; i < NF; i++) if ($i == "mem") print $(i + 1) * p }' /proc/net/sockstat)" \
+		"$(awk '$1 == "Slab:" { print $2 }' /proc/meminfo)"
+}
+
+# memory_growth BEFORE AFTER: 'rss_kb tcp_kb slab_kb' AFTER less BEFORE.
+memory_growth() {
+	paste -d' ' <(tr ' ' '\n' <<<"$2") <(tr ' ' '\n' <<<"$1") | awk '{ printf "%d ", $1 - $2 }'
+}
+
 # summary_rows SUMMARY.MD [Client|Server]: 'label samples failed' of each
 # row of compare's table of that side (default Client: rtt_us, in every
 # summary; Server: arrival_us, where every echo was stamped), every sweep
@@ -514,16 +537,17 @@ nothing_left_since() {
 # each_variant FUNC [LISTER]: FUNC LABEL SERVER [START-OPTIONS...] for each
 # variant LISTER prints (default variants; all_variants adds the bypass)
 # that runs here: where the platform has what its declaration needs
-# (needs=, detected above, not by the server's own hook). The variants of
-# the servers that cannot run here run in the qemu guest: this same file,
-# there, for those servers only (ONLY_SERVERS), its results relayed. The
+# (needs=, detected above, not by the server's own hook). The variants
+# that cannot run here run in the qemu guest: this same file, there, for
+# those variants only (ONLY_SERVERS), its results relayed. The
 # server's hook must agree with the platform: one that refused a server
 # this machine can run would drop its cases without a failure.
 each_variant() {
 	local func=$1 lister=${2:-variants} label server args why lacks
 	local guest=()
 	while read -r label server args; do
-		if [[ -n ${ONLY_SERVERS:-} && " $ONLY_SERVERS " != *" $server "* ]]; then
+		if [[ -n ${ONLY_SERVERS:-} && " $ONLY_SERVERS " != *" $server "* &&
+			" $ONLY_SERVERS " != *" $label "* ]]; then
 			continue
 		fi
 		why=$(server_unavailable "$server")
@@ -536,14 +560,14 @@ each_variant() {
 			"$func" "$label" "$server" $args
 		elif [[ ${ECHOLAB_WHERE:-} == vm ]]; then
 			skip "$label: $(basename "$0" .t)" "$lacks"
-		elif [[ " ${guest[*]} " != *" $server "* ]]; then
-			guest+=("$server")	# the guest runs each of its variants
+		else
+			guest+=("$label")
 		fi
 	done < <("$lister")
 	((${#guest[@]} == 0)) || _relay_from_guest "${guest[@]}"
 }
 
-# _relay_from_guest SERVER...: this file in the guest for those servers
+# _relay_from_guest VARIANT...: this file in the guest for those variants
 # (GUEST_TIMEOUT seconds, default 1800), each of its results one of ours.
 _relay_from_guest() {
 	local line name n=0 out planned=none file=tests/${0##*/}
