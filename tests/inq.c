@@ -5,12 +5,13 @@
  *
  *   inq PORT BYTES
  *
- * Connects to 127.0.0.1:PORT, sends BYTES, then blocks in poll(POLLIN)
- * until the echo is announced (at most 3 s: a missed wakeup), waits
- * 200 ms for all of it to land, asks FIONREAD how much is there, and
- * reads it (2 s timeout), checking every byte. Prints one line:
+ * Connects to 127.0.0.1:PORT, registers the socket with epoll, sends
+ * BYTES, then blocks in epoll_wait() until the echo is announced (at most
+ * 3 s: a missed wakeup), waits 200 ms for all of it to land, asks poll()
+ * (no wait) whether the socket is readable and FIONREAD how much is
+ * there, and reads it (2 s timeout), checking every byte. Prints:
  *
- *   poll=in|timeout poll_ms=N fionread=N read=N
+ *   epoll=in|timeout epoll_ms=N poll=in|no fionread=N read=N
  *
  * Exit status 0 when every byte came back (whatever poll and FIONREAD
  * said: those are what the caller judges), 1 when not, 2 on usage.
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -46,10 +48,11 @@ int main(int argc, char **argv)
 	static char out[MAX_BYTES], in[MAX_BYTES];
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct timeval tv = { .tv_sec = 2 };
+	struct epoll_event ev = { .events = EPOLLIN }, got_ev;
 	struct pollfd pfd;
 	struct timespec t0;
-	long port, bytes, poll_ms;
-	int fd, one = 1, avail = -1, ready;
+	long port, bytes, epoll_ms;
+	int fd, ep, one = 1, avail = -1, woken, readable;
 	size_t got = 0;
 	ssize_t n;
 
@@ -79,6 +82,11 @@ int main(int argc, char **argv)
 		perror("inq: connect");
 		return 1;
 	}
+	ep = epoll_create1(0);
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev)) {
+		perror("inq: epoll");
+		return 1;
+	}
 	/* Let the server's end join a map before anything is sent. */
 	usleep(100000);
 	if (send(fd, out, bytes, 0) != bytes) {
@@ -86,10 +94,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
-	ready = poll(&pfd, 1, 3000);
-	poll_ms = ms_since(&t0);
+	woken = epoll_wait(ep, &got_ev, 1, 3000);
+	epoll_ms = ms_since(&t0);
 	usleep(200000);
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	readable = poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN);
 	if (ioctl(fd, FIONREAD, &avail))
 		perror("inq: FIONREAD");
 	while (got < (size_t)bytes) {
@@ -98,9 +107,10 @@ int main(int argc, char **argv)
 			break;
 		got += n;
 	}
-	printf("poll=%s poll_ms=%ld fionread=%d read=%zu\n",
-	       ready > 0 && (pfd.revents & POLLIN) ? "in" : "timeout",
-	       poll_ms, avail, got);
+	printf("epoll=%s epoll_ms=%ld poll=%s fionread=%d read=%zu\n",
+	       woken > 0 ? "in" : "timeout", epoll_ms, readable ? "in" : "no",
+	       avail, got);
+	close(ep);
 	close(fd);
 	if (got != (size_t)bytes || memcmp(in, out, bytes)) {
 		fprintf(stderr, "inq: %zu of %ld bytes came back%s\n", got,
