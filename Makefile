@@ -14,7 +14,9 @@
 #           the directory its declaration names (kecho: KDIR= picks the kernel)
 #   ftrace  ftrace/funclat                 fentry/fexit timing for ftrace/*.sh
 #
-#   make vm-check   the tests that run in the qemu guest (kecho); check runs them too
+#   make vm-check   the tests that run in the qemu guest (kecho, sockmap), once
+#                   per guest kernel: KERNELS="6.1 6.12" (the default); check
+#                   runs them too
 #   sudo make soak  20 x bench -t 1000 -r 10 per server, nothing may grow
 #                   (RUNS=N; kecho in the guest): results/DATE-soak-PLACE
 #   make lint       shellcheck on the scripts, checkpatch.pl on kecho
@@ -50,12 +52,21 @@ tests: bench
 # and why).
 need_root = @[ "$$(id -u)" -eq 0 ] || { echo "make $@: needs root (the tests start servers, load BPF programs and change sysctls): sudo make $@" >&2; exit 1; }
 
+# The guest's kernels (vm/kernels.sh): the guest tests run once on each.
+KERNELS ?= 6.1 6.12
+VM_TESTS := $(wildcard tests/vm-*.t)
+NATIVE_TESTS := $(filter-out $(VM_TESTS),$(wildcard tests/*.t))
+guest_tests = for k in $(KERNELS); do \
+		echo "== the guest tests on kernel $$k"; \
+		ECHOLAB_KERNEL=$$k ./tests/prove.sh $(VM_TESTS) || rc=1; \
+	done
+
 check:
 	$(need_root)
 	$(MAKE) deps
 	$(MAKE) all tests
 	$(MAKE) lint
-	./tests/prove.sh tests/*.t
+	rc=0; ./tests/prove.sh $(NATIVE_TESTS) || rc=1; $(guest_tests); exit $$rc
 
 lint:
 	shellcheck -x run.sh .ci/run scripts/*.sh servers/*.sh tests/*.t tests/*.sh \
@@ -65,7 +76,7 @@ lint:
 vm-check:
 	$(need_root)
 	$(MAKE) all tests
-	./tests/prove.sh tests/vm-*.t
+	rc=0; $(guest_tests); exit $$rc
 
 RUNS ?= 20
 soak: all

@@ -50,8 +50,8 @@ usage() {
 Usage: sudo ./run.sh SERVER [--port N] [--cpus LIST] [--bypass] [-- SERVER-ARGS...]
        sudo ./run.sh bench SERVER [--port N] [--cpus LIST] [--bypass] [--out DIR] [BENCH-ARGS...]
        sudo ./run.sh client COMMAND [ARGS...]
-       sudo ./run.sh --vm SERVER [--port N] [BENCH-ARGS...]
-       sudo ./run.sh compare [--netns | --vm] [--bypass] [--repeat N] [--sweep K=V,...] [--cpus auto|none|LIST] [BENCH-ARGS...]
+       sudo ./run.sh --vm [--kernel VERSION] SERVER [--port N] [BENCH-ARGS...]
+       sudo ./run.sh compare [--netns | --vm [--kernel VERSION]] [--bypass] [--repeat N] [--sweep K=V,...] [--cpus auto|none|LIST] [BENCH-ARGS...]
        sudo ./run.sh soak [--runs N] [--vm] [VARIANT...]
        sudo ./run.sh stop
        ./run.sh status
@@ -70,6 +70,9 @@ Servers: ${SERVERS[*]} (declared in servers/)
                 their bytes never arrive over the bypass
   --vm SERVER   the same inside a qemu guest running a kernel that loads
                 modules (how kecho runs where insmod cannot)
+  --kernel V    with --vm: the guest's kernel, ${KERNEL_VERSIONS[*]} (default
+                $KERNEL_DEFAULT); 6.12 is fetched into a cache on first use
+                (vm/kernels.sh, never into /boot); raw files record it
   compare       every server this machine can run, measured alike, into
                 results/DATE-PLACE/ (raw files, summary.md, plots); see
                 './run.sh compare --help'
@@ -659,8 +662,38 @@ cmd_vm() {
 	return "$rc"
 }
 
+# take_kernel ARGS...: --kernel VERSION (before any --) picks the guest's
+# kernel, for run-vm.sh (ECHOLAB_KERNEL); ARGS gets the rest. Only with
+# --vm: natively the kernel is the one running.
+take_kernel() {
+	local vm=0 given=
+	ARGS=()
+	while (($#)); do
+		case $1 in
+		--) ARGS+=("$@"); break ;;
+		--vm) vm=1; ARGS+=("$1") ;;
+		--kernel)
+			(($# >= 2)) || usage_error "--kernel needs a version (${KERNEL_VERSIONS[*]})"
+			kernel_check "$2" 2>/dev/null ||
+				usage_error "--kernel $2: unknown kernel; the guest boots ${KERNEL_VERSIONS[*]}"
+			given=$2
+			shift
+			;;
+		*) ARGS+=("$1") ;;
+		esac
+		shift
+	done
+	[[ -n $given ]] || return 0
+	((vm)) || usage_error "--kernel picks the qemu guest's kernel: use it with --vm" \
+		"(natively the kernel is the running one, $(uname -r))"
+	export ECHOLAB_KERNEL=$given
+}
+
 main() {
-	local cmd=${1:-} server
+	local cmd server
+	take_kernel "$@"
+	set -- "${ARGS[@]}"
+	cmd=${1:-}
 	[[ -n $cmd ]] || usage_error "no command: name a server (${SERVERS[*]}), or bench, stop, status"
 	shift
 	case $cmd in

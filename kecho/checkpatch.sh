@@ -7,7 +7,9 @@
 #
 # checkpatch.pl is looked for in $CHECKPATCH, $KDIR/scripts, the installed
 # kernel trees, then a cache dir; if none has it, it is extracted into the
-# cache from the Debian linux-source tarball (apt-get install linux-source-6.1).
+# cache from the Debian linux-source tarball (apt-get install linux-source-6.1),
+# or Ubuntu's (linux-source: /usr/src/linux-source-V/linux-source-V.tar.bz2;
+# untested).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -15,12 +17,15 @@ cache=${XDG_CACHE_HOME:-$HOME/.cache}/kecho-checkpatch
 
 extract_from_tarball() {
 	local tarball top
-	tarball=$(printf '%s\n' /usr/src/linux-source-*.tar.xz | sort -V | tail -n 1)
+	tarball=$(printf '%s\n' /usr/src/linux-source-*.tar.xz \
+		/usr/src/linux-source-*/linux-source-*.tar.bz2 |
+		while read -r f; do [[ -f $f ]] && echo "$f"; done | sort -V | tail -n 1)
 	[[ -f $tarball ]] || return 1
-	top=$(basename "$tarball" .tar.xz)
+	top=$(basename "$tarball")
+	top=${top%.tar.*}
 	echo "checkpatch.sh: extracting checkpatch.pl from $tarball into $cache" >&2
 	mkdir -p "$cache"
-	tar -xJf "$tarball" -C "$cache" --strip-components=1 \
+	tar -xf "$tarball" -C "$cache" --strip-components=1 \
 		"$top/scripts/checkpatch.pl" \
 		"$top/scripts/spelling.txt" \
 		"$top/scripts/const_structs.checkpatch"

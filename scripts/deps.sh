@@ -3,7 +3,12 @@
 # deps.sh - install, with apt-get, every package the suite needs.
 #
 # Idempotent: packages already installed are left alone and only the missing
-# ones are named and installed. Works without a terminal (CI).
+# ones are named and installed. Works without a terminal (CI). Then the
+# guest's other kernel (vm/kernels.sh fetch 6.12): downloaded and unpacked
+# into the suite's cache, never installed into /boot.
+#
+# Debian 12 is what this is tested on. Ubuntu (untested: see the README)
+# names some packages differently, and has no Debian kernels for the guest.
 set -euo pipefail
 
 # package               what needs it
@@ -25,6 +30,7 @@ PACKAGES=(
 	zlib1g-dev          # ebpf: and zlib
 	kmod                # kecho: insmod, rmmod
 	linux-headers-amd64 # kecho: the kbuild tree it builds against
+	dwarves             # kecho: pahole, for the BTF of a module built against 6.12
 	linux-image-amd64   # vm: the guest's kernel (Debian 12: 6.1) and its modules
 	linux-source-6.1    # make lint: scripts/checkpatch.pl, inside its tarball
 	xz-utils            # make lint: to unpack checkpatch.pl from that tarball
@@ -34,6 +40,13 @@ PACKAGES=(
 	liburing-dev        # uring: the io_uring server (liburing 2.3 in Debian 12)
 	shellcheck          # make lint
 )
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=vm/kernels.sh
+source "$root/vm/kernels.sh"	# KERNEL_VERSIONS
+
+# shellcheck source=/dev/null # OS_RELEASE: the tests point it elsewhere
+DISTRO=$(. "${OS_RELEASE:-/etc/os-release}" 2>/dev/null && echo "${ID:-}")
 
 die() { echo "deps: $*" >&2; exit 1; }
 
@@ -47,41 +60,74 @@ missing_packages() {
 	done
 }
 
-# Ubuntu names some of these differently (bpftool lives in linux-tools).
+# distro_names PACKAGE...: the names this distribution gives them. Ubuntu
+# (untested here): bpftool lives in linux-tools-$(uname -r), the headers
+# are the running kernel's, the kernel source is linux-source, and there is
+# no Debian 6.1 kernel for the guest (its host loads modules: kecho runs
+# natively there; vm/ needs VM_KERNEL).
+distro_names() {
+	local pkg
+	for pkg in "$@"; do
+		case $DISTRO:$pkg in
+		ubuntu:bpftool) echo linux-tools-common "linux-tools-$(uname -r)" ;;
+		ubuntu:linux-headers-amd64) echo "linux-headers-$(uname -r)" ;;
+		ubuntu:linux-source-6.1) echo linux-source ;;
+		ubuntu:linux-image-amd64)
+			echo "deps: Ubuntu has no Debian 6.1 kernel for the guest: kecho runs natively here;" \
+				"for vm/ set VM_KERNEL to a Debian 12 vmlinuz (vm/README.md)" >&2
+			;;
+		*) echo "$pkg" ;;
+		esac
+	done | tr ' ' '\n'
+}
+
+# Packages the apt sources do not have are named and left out.
 available() {
 	local pkg
 	for pkg in "$@"; do
 		if apt-cache show "$pkg" >/dev/null 2>&1; then
 			echo "$pkg"
-		elif [[ $pkg == bpftool ]]; then
-			echo "deps: no 'bpftool' package here; using linux-tools-common and linux-tools-$(uname -r)" >&2
-			echo linux-tools-common
-			echo "linux-tools-$(uname -r)"
-		elif [[ $pkg == linux-headers-amd64 ]]; then
-			echo "deps: no '$pkg' here; using linux-headers-$(uname -r)" >&2
-			echo "linux-headers-$(uname -r)"
 		else
 			echo "deps: warning: no package '$pkg' in the apt sources; skipping it" >&2
 		fi
 	done
 }
 
+# The guest's kernels other than the installed 6.1: into the cache, once.
+fetch_kernels() {
+	local v
+	for v in "${KERNEL_VERSIONS[@]}"; do
+		[[ $v != "$KERNEL_DEFAULT" ]] || continue	# a package: installed above
+		"$root/vm/kernels.sh" show "$v" >/dev/null 2>&1 && continue
+		if [[ $DISTRO == debian ]]; then
+			"$root/vm/kernels.sh" fetch "$v"
+		else
+			"$root/vm/kernels.sh" fetch "$v" ||
+				echo "deps: warning: no Debian kernel $v for the guest here (vm/README.md)" >&2
+		fi
+	done
+	echo "deps: guest kernels: $("$root/vm/kernels.sh" list | cut -d' ' -f1-2 | paste -sd, | sed 's/,/, /g')"
+}
+
 main() {
 	local missing
 	command -v apt-get >/dev/null ||
 		die "apt-get not found: install these packages with your package manager: ${PACKAGES[*]}"
+	mapfile -t PACKAGES < <(distro_names "${PACKAGES[@]}")
 	mapfile -t missing < <(missing_packages)
 	if ((${#missing[@]} == 0)); then
 		echo "deps: all ${#PACKAGES[@]} packages are installed"
-		return 0
+	else
+		[[ $(id -u) -eq 0 ]] ||
+			die "installing ${missing[*]} needs root: run 'sudo make deps'"
+		echo "deps: installing ${missing[*]}"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -q
+		mapfile -t missing < <(available "${missing[@]}")
+		apt-get install -y -q --no-install-recommends "${missing[@]}"
 	fi
-	[[ $(id -u) -eq 0 ]] ||
-		die "installing ${missing[*]} needs root: run 'sudo make deps'"
-	echo "deps: installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -q
-	mapfile -t missing < <(available "${missing[@]}")
-	apt-get install -y -q --no-install-recommends "${missing[@]}"
+	[[ $(id -u) -eq 0 ]] || { "$root/vm/kernels.sh" list; return 0; }
+	fetch_kernels
 	echo "deps: done"
 }
 

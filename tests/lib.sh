@@ -69,6 +69,7 @@ fact() {
 	no-io-uring) desc="this kernel's io_uring lacks multishot receive (before 6.0) or is disabled (kernel.io_uring_disabled)" ;;
 	no-fentry) desc="this kernel refuses fentry programs (tests/build/fentry-probe: $(_fentry_probe))" ;;
 	no-function-graph) desc="this kernel has no function_graph tracer (available_tracers)" ;;
+	panic-on-warn) desc="this kernel panics on a WARN (kernel.panic_on_warn=1): a test that provokes one would crash it" ;;
 	*) return 2 ;;
 	esac
 	if [[ -z ${_fact[$name]:-} ]]; then
@@ -96,6 +97,7 @@ _fact_detect() {
 		_fentry_probe >/dev/null
 		(($? == 1))
 		;;
+	panic-on-warn) [[ $(cat /proc/sys/kernel/panic_on_warn 2>/dev/null) == 1 ]] ;;
 	no-function-graph)
 		# Unreadable is not "absent": the fact must be seen.
 		v=$(_tracers) && [[ -n $v ]] && ! grep -qw function_graph <<<"$v"

@@ -2,12 +2,17 @@
 # shellcheck shell=bash
 # vm/lib.sh - "the same command, in the qemu guest": the one helper that
 # run.sh --vm, run.sh compare --vm and the ftrace scripts' --vm use.
-# Source servers/lib.sh first (kecho_vermagic).
+# Source servers/lib.sh first (SERVERS, ECHOLAB_ROOT).
 
 VM_RUN=$ECHOLAB_ROOT/vm/run-vm.sh
 
+# shellcheck source=vm/kernels.sh
+source "$ECHOLAB_ROOT/vm/kernels.sh"
+
 # guest_build: everything the guest runs, built, and kecho.ko for the
-# kernel it boots (rebuilt when it was made for another one).
+# kernel it boots ($ECHOLAB_KERNEL, default 6.1): kecho/kecho.ko when it
+# was built for that kernel, else kecho/build/RELEASE/kecho.ko, which
+# run-vm.sh puts in kecho/ in the guest.
 guest_build() {
 	local kver
 	kver=$("$VM_RUN" --print-kernel) || return 1
@@ -15,14 +20,10 @@ guest_build() {
 		echo "vm: the build failed: run 'make all' to see why" >&2
 		return 1
 	}
-	if [[ $(kecho_vermagic 2>/dev/null) != "$kver" ]]; then
-		echo "vm: building kecho.ko for the guest kernel $kver" >&2
-		make -C "$ECHOLAB_ROOT/kecho" --no-print-directory clean >/dev/null
-		make -C "$ECHOLAB_ROOT/kecho" --no-print-directory KDIR="/lib/modules/$kver/build" >/dev/null || {
-			echo "vm: building kecho.ko for $kver failed: run 'make -C kecho KDIR=/lib/modules/$kver/build'" >&2
-			return 1
-		}
-	fi
+	kernel_kecho >/dev/null || {
+		echo "vm: building kecho.ko for $kver failed: run 'vm/kernels.sh kecho ${ECHOLAB_KERNEL:-$KERNEL_DEFAULT}'" >&2
+		return 1
+	}
 }
 
 # in_guest OUT TIMEOUT COMMAND...: builds what the guest needs, then runs

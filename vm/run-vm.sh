@@ -1,11 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Run a command in a qemu guest that boots the installed Debian 6.1 kernel,
-# a kernel that can load modules (the host's may not: CONFIG_MODULES=n).
+# Run a command in a qemu guest that boots a Debian kernel (6.1, installed;
+# or 6.12, from the suite's cache), a kernel that can load modules (the
+# host's may not: CONFIG_MODULES=n).
 #
 #   vm/run-vm.sh [OPTIONS] -- COMMAND [ARG...]
 #
+#   --kernel VERSION the guest's kernel: 6.1 (default, or $ECHOLAB_KERNEL)
+#                    or 6.12, fetched into the cache on first use
+#                    (vm/kernels.sh: where each comes from; never /boot)
 #   --timeout SEC    bound on the whole run, boot included (default 600)
 #   --out DIR        shared read-write with the guest as /out (9p); results
 #                    written there come back to the host, plus dmesg.txt
@@ -21,13 +25,14 @@
 #   -h, --help
 #
 # The guest gets busybox, the repository at /lab (built binaries included,
-# with their shared libraries), kecho/kecho.ko, bash, iproute2 (tc for
-# netem, whose module it loads), nsenter and bpftool.
+# with their shared libraries), kecho/kecho.ko built for its kernel, bash,
+# iproute2 (tc for netem, whose module it loads), nsenter and bpftool.
 # COMMAND runs as root in /lab with OUT=/out; its output streams to stdout
 # and its exit status is this script's. Own failures: 2 usage, 124 timeout,
 # 125 the guest or qemu failed.
 #
-# Environment: VM_KERNEL (default: the newest /boot/vmlinuz-6.1.0-*-amd64),
+# Environment: ECHOLAB_KERNEL (--kernel's default), VM_KERNEL (6.1's image;
+# default: the newest /boot/vmlinuz-6.1.0-*-amd64),
 # VM_SMP (2), VM_MEM (2G), VM_TOOLS (more host commands to copy in),
 # VM_APPEND (more kernel command line, e.g. slub_debug=FZP), VM_LOG_LINES
 # (60: how much of the kernel log a failure shows).
@@ -38,14 +43,18 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 readonly repo
+# shellcheck source=vm/kernels.sh
+source "$repo/vm/kernels.sh"
 readonly guest_modules=(virtio_pci 9pnet_virtio 9p veth inet_diag tcp_diag sch_netem)
 readonly default_tools=(bash ip ss tc nsenter bpftool)
 
 timeout_s=600
+kversion=${ECHOLAB_KERNEL:-$KERNEL_DEFAULT}
 out_dir=
 kernel_log=0
 adds=()
 stage=
+kecho_ko=
 workdir=
 qemu_pid=
 
@@ -92,6 +101,13 @@ parse_args() {
 			timeout_s=$2
 			shift 2
 			;;
+		--kernel)
+			(($# >= 2)) || die "--kernel needs a version (${KERNEL_VERSIONS[*]})"
+			kernel_check "$2" 2>/dev/null ||
+				die "--kernel $2: unknown; the guest boots ${KERNEL_VERSIONS[*]}"
+			kversion=$2
+			shift 2
+			;;
 		--out)
 			(($# >= 2)) || die "--out needs a directory"
 			out_dir=$2
@@ -129,17 +145,18 @@ parse_args() {
 }
 
 find_kernel() {
-	if [[ -n ${VM_KERNEL:-} ]]; then
-		kernel=$VM_KERNEL
-	else
-		kernel=$(printf '%s\n' /boot/vmlinuz-6.1.0-*-amd64 | sort -V | tail -n 1)
+	local why
+	kernel_check "$kversion" 2>/dev/null ||
+		die "unknown kernel '$kversion' (ECHOLAB_KERNEL?); the guest boots ${KERNEL_VERSIONS[*]}"
+	if ! why=$(kernel_find "$kversion" 2>&1); then
+		[[ $kversion != "$KERNEL_DEFAULT" ]] || fail "$why"
+		note "kernel $kversion is not in the cache yet; fetching it (once)"
+		kernel_fetch "$kversion" >&2 || fail "cannot fetch kernel $kversion: $why"
 	fi
-	[[ -f $kernel ]] || fail "no guest kernel at /boot/vmlinuz-6.1.0-*-amd64:" \
-		"install it (apt-get install linux-image-amd64, or 'make deps') or set VM_KERNEL"
-	kver=${kernel##*/vmlinuz-}
-	moddir=/lib/modules/$kver
-	[[ -f $moddir/modules.dep ]] || fail "no modules for $kver in $moddir" \
-		"(apt-get install linux-image-$kver)"
+	kernel_find "$kversion" || fail "kernel $kversion: not usable"
+	kernel=$KERNEL_IMAGE
+	kver=$KERNEL_RELEASE
+	moddir=$KERNEL_MODDIR
 	command -v qemu-system-x86_64 >/dev/null ||
 		fail "qemu-system-x86_64 not found: apt-get install qemu-system-x86 (or 'make deps')"
 	if [[ ! -x /bin/busybox ]] || ! file_is_static /bin/busybox; then
@@ -194,6 +211,8 @@ module_load_order() {
 	local name line dep deps i
 	local -A seen=()
 	for name in "${guest_modules[@]}"; do
+		# built in (6.12: virtio_pci): nothing to load
+		grep -qE "/${name}\.ko\$" "$moddir/modules.builtin" 2>/dev/null && continue
 		line=$(grep -E "/${name}\.ko(\.[a-z]+)?:" "$moddir/modules.dep") ||
 			fail "module $name not found in $moddir/modules.dep"
 		read -ra deps <<<"${line#*:}"
@@ -293,13 +312,21 @@ build_initramfs() {
 		ln -sf bash "$stage/usr/bin/sh"
 	fi
 
-	module_load_order >"$stage/etc/vm/modules"
-	while read -r path; do
-		mkdir -p "$stage$moddir/$(dirname "$path")"
-		cp "$moddir/$path" "$stage$moddir/$path"
-	done <"$stage/etc/vm/modules"
+	# At /lib/modules/RELEASE in the guest, wherever they are here;
+	# compressed ones (6.12: .ko.xz) unpacked, for busybox's insmod.
+	module_load_order | while read -r path; do
+		mkdir -p "$stage/lib/modules/$kver/$(dirname "$path")"
+		case $path in
+		*.xz) xz -dc "$moddir/$path" >"$stage/lib/modules/$kver/${path%.xz}" ;;
+		*) cp "$moddir/$path" "$stage/lib/modules/$kver/$path" ;;
+		esac
+		echo "${path%.xz}"
+	done >"$stage/etc/vm/modules"
 
 	copy_tree "$repo" /lab
+	if [[ -n $kecho_ko ]]; then
+		cp "$kecho_ko" "$stage/lab/kecho/kecho.ko"
+	fi
 	for spec in "${adds[@]}"; do
 		src=${spec%%:*}
 		dst=${spec#*:}
@@ -327,17 +354,16 @@ build_initramfs() {
 		>"$workdir/initramfs.cpio"
 }
 
+# kecho.ko for the guest's kernel (vm/kernels.sh builds it when
+# kecho/kecho.ko is for another one); the guest finds it at kecho/kecho.ko.
 check_kecho() {
-	local ko=$repo/kecho/kecho.ko vermagic
-	if [[ ! -f $ko ]]; then
-		note "note: kecho/kecho.ko is not built (make -C kecho)"
+	if [[ ! -f $repo/kecho/kecho.c ]]; then
 		return 0
 	fi
-	vermagic=$(modinfo -F vermagic "$ko" 2>/dev/null || true)
-	if [[ -n $vermagic && ${vermagic%% *} != "$kver" ]]; then
-		note "warning: kecho/kecho.ko is built for ${vermagic%% *}," \
-			"the guest runs $kver: make -C kecho KDIR=$moddir/build"
-	fi
+	kecho_ko=$(kernel_kecho "$kversion") || {
+		kecho_ko=
+		note "warning: no kecho.ko for $kver: vm/kernels.sh kecho $kversion says why"
+	}
 }
 
 # The end of the guest kernel's log, for a guest that hung or died.

@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Which sockmap behaviours the running kernel has: detected, each by a
+# small experiment against the real servers (ebpf, user behind the
+# sockredir bypass), then compared with what tests/sockmap-kernels.txt
+# expects of this kernel (major.minor). A kernel that behaves otherwise,
+# or one the file has no column for, fails its case with a line naming
+# the kernel, the behaviour, what was expected and what was found, so
+# that a new kernel's change is noticed. Each detection also prints
+# '# found BEHAVIOUR KERNEL VALUE' for ebpf-echo/README.md's table.
+#
+# Runs natively (tests/sockmap.t) and in the qemu guest
+# (tests/vm-sockmap.t, one run per guest kernel). Needs root. TAP.
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/../lib.sh"
+
+EXPECT=$ROOT/tests/sockmap-kernels.txt
+INQ=$ROOT/tests/build/inq
+SOCKREDIR=$ROOT/ebpf-echo/sockredir
+KERNEL=$(uname -r)
+KV=$(cut -d. -f1,2 <<<"$KERNEL")
+BEHAVIOURS=(preaccept-verdict fin-verdict splice-receive bypass-fionread
+	bypass-poll bypass-flow-control map-removal-warning)
+JUDGED=()
+trap 'stop_all; [[ -z ${FD:-} ]] || exec {FD}>&-' EXIT
+
+# expected BEHAVIOUR: this kernel's column of the behaviour's line.
+expected() {
+	awk -v b="$1" -v k="$KV" '
+		/^#/ || NF == 0 { next }
+		$1 == "behaviour" { for (i = 2; i <= NF; i++) col[$i] = i; next }
+		$1 == b && (k in col) { print $(col[k]) }' "$EXPECT"
+}
+
+# judge BEHAVIOUR FOUND: one case: what was found against what this kernel
+# is expected to do.
+judge() {
+	local b=$1 found=$2 want
+	want=$(expected "$b")
+	JUDGED+=("$b")
+	echo "# found $b $KV $found"
+	if ! grep -qE "^behaviour .* $KV( |\$)" "$EXPECT"; then
+		ok 1 "sockmap/$b on $KERNEL: found '$found'; tests/sockmap-kernels.txt has no column for $KV: a kernel this suite has not met, add one (and ebpf-echo/README.md's table)"
+	elif [[ -z $want ]]; then
+		ok 1 "sockmap/$b on $KERNEL: found '$found'; tests/sockmap-kernels.txt has no line for $b"
+	elif [[ $found == "$want" ]]; then
+		ok 0 "sockmap/$b on $KERNEL: $found, as expected for $KV"
+	else
+		ok 1 "sockmap/$b on $KERNEL: found '$found', expected '$want' for $KV: the kernel's behaviour changed (tests/sockmap-kernels.txt, ebpf-echo/README.md)"
+	fi
+}
+
+kernel_warnings() { dmesg | grep -c 'recvmsg seq # bug' || true; }
+
+# ---- the ebpf server: before accept, FIN, leaving the map ------------------
+
+# Data before accept: with the server stopped it cannot accept, so its end
+# has no struct socket yet. A verdict that runs anyway echoes the bytes
+# (the kernel redirects them, the process is not needed); one that is
+# skipped leaves them in the receive queue until the server's recv().
+detect_preaccept() {
+	local pid found reply=""
+	"$RUN" ebpf >/dev/null 2>&1
+	ok $? "sockmap/setup: run.sh ebpf" || return 1
+	pid=$(server_pid)
+	kill -STOP "$pid"
+	if ! exec {FD}<>"/dev/tcp/127.0.0.1/$PORT"; then
+		kill -CONT "$pid"
+		ok 1 "sockmap/preaccept-verdict: connect to the stopped server"
+		return 1
+	fi
+	printf 'hello world' >&"$FD"
+	read -r -t 2 -N 11 -u "$FD" reply
+	if [[ $reply == 'hello world' ]]; then found=runs; else found=skipped; fi
+	kill -CONT "$pid"
+	judge preaccept-verdict "$found"
+	if [[ $found == skipped ]]; then
+		read -r -t 5 -N 11 -u "$FD" reply
+		is "$reply" 'hello world' "sockmap/preaccept-verdict: the server's recv() after accept pushes them through (its workaround)"
+	fi
+	exec {FD}>&-
+	FD=
+}
+
+# FIN: the verdict sees one zero-length skb per cleanly closed
+# connection (fin_skbs), or none.
+detect_fin() {
+	local before after fins out
+	before=$("$RUN" status)
+	out=$(bounded 60 "$BENCH" -p "$PORT" -t 1 -r 10 -m 2 -q -o /dev/null)
+	is "$(field "$out" failed)" 0 "sockmap/fin-verdict: 10 connections echoed, failed=0"
+	sleep 0.5
+	after=$("$RUN" status)
+	fins=$(grew "$before" "$after" fin_skbs)
+	case $fins in
+	10) judge fin-verdict zero-length-skb ;;
+	0) judge fin-verdict not-seen ;;
+	*) judge fin-verdict "fin_skbs+$fins-of-10" ;;
+	esac
+}
+
+# A live socket taken out of the map by hand (bpftool map delete), after
+# its first bytes came before accept: does TCP's recvmsg then warn, and
+# does the next message still come back (through userspace)?
+detect_map_removal() {
+	local pid id keys key warn0 warn1 found reply=""
+	pid=$(server_pid)
+	warn0=$(kernel_warnings)
+	kill -STOP "$pid"
+	if ! exec {FD}<>"/dev/tcp/127.0.0.1/$PORT"; then
+		kill -CONT "$pid"
+		ok 1 "sockmap/map-removal-warning: connect to the stopped server"
+		return 1
+	fi
+	printf 'first bytes' >&"$FD"
+	sleep 0.3
+	kill -CONT "$pid"
+	read -r -t 5 -N 11 -u "$FD" reply
+	is "$reply" 'first bytes' "sockmap/map-removal-warning: pre-accept bytes echoed" || diag "reply '$reply'"
+	id=$(bpf_maps "$pid" echo_socks | head -n 1)
+	keys=$(bpftool -j map dump id "$id" 2>/dev/null | grep -o '"key":\[[^]]*\]')
+	is "$(grep -c . <<<"$keys")" 1 "sockmap/map-removal-warning: one live connection in echo_socks" ||
+		diag "keys: $keys"
+	key=$(head -n 1 <<<"$keys" | grep -o '0x[0-9a-f]*' | tr '\n' ' ')
+	# shellcheck disable=SC2086 # the key: one word per byte
+	[[ -n $key ]] && bpftool map delete id "$id" key $key
+	ok $? "sockmap/map-removal-warning: its key deleted from echo_socks (${key:-no key})"
+	printf 'after leave' >&"$FD"
+	reply=
+	read -r -t 5 -N 11 -u "$FD" reply
+	exec {FD}>&-
+	FD=
+	sleep 0.5
+	warn1=$(kernel_warnings)
+	diag "after leaving the map: the next message came back as '$reply'; seq # warnings $warn0 -> $warn1"
+	if ((warn1 > warn0)); then found=warns; else found=quiet; fi
+	if [[ $reply == 'after leave' ]]; then found+=-echoed; else found+=-stuck; fi
+	judge map-removal-warning "$found"
+	"$RUN" stop >/dev/null 2>&1
+}
+
+# ---- the bypass (sk_msg, no verdict program): splice, FIONREAD, poll -----
+
+detect_bypass() {
+	local out rc epoll poll fionread
+	"$RUN" user --bypass >/dev/null 2>&1
+	ok $? "sockmap/setup: run.sh user --bypass" || return 1
+	out=$(bounded 60 "$RUN" client "$PROBE" splice "$PORT" 4096 2>&1)
+	rc=$?
+	diag "probe splice: exit $rc: $out"
+	if ((rc == 0)); then
+		judge splice-receive works
+	elif [[ $out == *"no data after"*"0 of 4096 bytes arrived"* ]]; then
+		judge splice-receive never-arrives
+	else
+		judge splice-receive "wrong-bytes"
+	fi
+
+	out=$(bounded 30 "$RUN" client "$INQ" "$PORT" 1000 2>&1)
+	ok $? "sockmap/bypass-fionread: inq got its 1000 bytes back exactly" || diag "$out"
+	diag "inq: $out"
+	epoll=$(field "$out" epoll)
+	poll=$(field "$out" poll)
+	fionread=$(field "$out" fionread)
+	case $fionread in
+	1000) judge bypass-fionread counts ;;
+	0) judge bypass-fionread zero ;;
+	*) judge bypass-fionread "fionread-$fionread" ;;
+	esac
+	case $epoll/$poll in
+	in/in) judge bypass-poll wakes ;;
+	timeout/in) judge bypass-poll no-wakeup ;;
+	in/no) judge bypass-poll wakes-not-readable ;;
+	*) judge bypass-poll "epoll-$epoll-poll-$poll" ;;
+	esac
+	"$RUN" stop >/dev/null 2>&1
+}
+
+# The bypass against a peer that never reads: TCP stops the sender at
+# window + send buffer; the bypass queues on the peer (bounded at 64 MiB
+# here). sockredir by hand on the spare port, so the peer can be a
+# listener that never accepts (as tests/bypass.t).
+detect_flow_control() {
+	local cg spare mute out accepted
+	cg=$(cgroup2_mount)/echolab-bypass-$SPARE_PORT
+	"$SOCKREDIR" -p "$SPARE_PORT" >/dev/null 2>&1 &
+	spare=$!
+	PIDS+=("$spare")
+	for _ in $(seq 50); do [[ -d $cg ]] && break; sleep 0.1; done
+	[[ -d $cg ]]
+	ok $? "sockmap/setup: sockredir on port $SPARE_PORT made $cg" || return 1
+	# shellcheck disable=SC2016 # expanded by that bash
+	bash -c 'echo $$ >"$1/cgroup.procs" && exec "${@:2}"' _ "$cg" "$PROBE" mute "$SPARE_PORT" 30 >/dev/null &
+	mute=$!
+	for _ in $(seq 50); do port_free "$SPARE_PORT" || break; sleep 0.1; done
+	# shellcheck disable=SC2016
+	out=$(bounded 60 bash -c 'echo $$ >"$1/cgroup.procs" && exec "${@:2}"' _ "$cg" \
+		"$PROBE" fill "$SPARE_PORT" $((64 << 20)))
+	kill "$mute" 2>/dev/null
+	wait "$mute" 2>/dev/null
+	stop_bounded "$spare"
+	ok $? "sockmap/setup: sockredir on port $SPARE_PORT stops cleanly"
+	diag "never-reading peer over the bypass: $out"
+	accepted=$(field "$out" accepted)
+	if [[ $accepted == $((64 << 20)) ]]; then
+		judge bypass-flow-control none
+	elif [[ -n $accepted ]] && ((accepted > 0)); then
+		judge bypass-flow-control "stops-at-$((accepted >> 10))KiB"
+	else
+		judge bypass-flow-control "probe-failed"
+	fi
+}
+
+[[ -x $INQ && -x $PROBE && -x $SOCKREDIR ]] || {
+	echo "Bail out! build first: make all tests"
+	exit 1
+}
+diag "kernel $KERNEL: expectations from the $KV column of $EXPECT"
+if detect_preaccept; then
+	detect_fin
+	# It provokes a WARN: where that panics, the machine would go down;
+	# on the user's own kernel (not the guest's) it taints it, so there
+	# it runs only when asked: SOCKMAP_WARN_OK=1 (how the 6.18 column was
+	# found).
+	if fact panic-on-warn >/dev/null; then
+		skip "sockmap/map-removal-warning on $KERNEL" panic-on-warn
+		JUDGED+=(map-removal-warning)
+	elif [[ ${ECHOLAB_WHERE:-} != vm && ${SOCKMAP_WARN_OK:-} != 1 ]]; then
+		diag "map-removal-warning: not provoked on this machine's own kernel (it WARNs and taints it); sudo SOCKMAP_WARN_OK=1 bash tests/sockmap.t does"
+		BEHAVIOURS=("${BEHAVIOURS[@]/map-removal-warning/}")
+	else
+		detect_map_removal
+	fi
+fi
+"$RUN" stop >/dev/null 2>&1
+detect_bypass
+detect_flow_control
+# A detection that could not run is a failure, not a missing line.
+is "$(printf '%s\n' "${JUDGED[@]}" | sort | tr '\n' ' ')" \
+	"$(printf '%s\n' "${BEHAVIOURS[@]}" | grep . | sort | tr '\n' ' ')" \
+	"sockmap: every behaviour detected on $KERNEL ($(printf '%s\n' "${BEHAVIOURS[@]}" | grep -c .) of 7)"
+plan_at_end

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The sockmap behaviours of the guest's kernel (ECHOLAB_KERNEL: 6.1 by
+# default; make vm-check KERNELS="6.1 6.12" runs this once per kernel),
+# detected there by tests/guest/sockmap.sh and held to the kernel's column
+# of tests/sockmap-kernels.txt.
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+need_root
+
+need_guest
+exec "$ROOT/vm/run-vm.sh" --timeout 900 -- bash tests/guest/sockmap.sh

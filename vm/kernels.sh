@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The kernels the qemu guest boots, where each comes from, and kecho.ko
+# built for each.
+#
+#   vm/kernels.sh list             the versions, and whether each is here
+#   vm/kernels.sh fetch VERSION... download and unpack (root; 6.12 only)
+#   vm/kernels.sh show [VERSION]   release, image, modules and build tree
+#   vm/kernels.sh kecho [VERSION]  build kecho.ko for it (if stale); its path
+#
+# Versions (default: $ECHOLAB_KERNEL, else 6.1):
+#   6.1    Debian 12's own kernel, installed by 'make deps' (linux-image-amd64,
+#          linux-headers-amd64): /boot/vmlinuz-6.1.0-*-amd64, /lib/modules
+#   6.12   Debian 12's linux-image-6.12-amd64 (bookworm-security), fetched
+#          with 'apt-get download' and unpacked with 'dpkg-deb -x' into
+#          $ECHOLAB_KERNEL_CACHE/6.12 (default /var/cache/echolab/kernels),
+#          never installed: /boot and the bootloader are not touched
+#
+# kecho.ko for a kernel other than the one kecho/kecho.ko was built for
+# goes to kecho/build/RELEASE/ (vm/run-vm.sh puts it at kecho/kecho.ko in
+# the guest). Sourced (by vm/run-vm.sh, vm/lib.sh), it defines the
+# functions below; kernel_find sets KERNEL_VERSION, KERNEL_RELEASE,
+# KERNEL_IMAGE, KERNEL_MODDIR and KERNEL_KDIR.
+
+KERNEL_VERSIONS=(6.1 6.12)
+KERNEL_DEFAULT=6.1
+KERNEL_CACHE=${ECHOLAB_KERNEL_CACHE:-/var/cache/echolab/kernels}
+_kernels_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# kernel_check VERSION: 0 if the suite knows VERSION, else a message.
+kernel_check() {
+	local v
+	for v in "${KERNEL_VERSIONS[@]}"; do
+		[[ $1 == "$v" ]] && return 0
+	done
+	echo "unknown kernel '$1': the guest boots ${KERNEL_VERSIONS[*]}" \
+		"(vm/kernels.sh list)" >&2
+	return 2
+}
+
+# kernel_meta VERSION: Debian's metapackage that names the newest release.
+kernel_meta() {
+	echo "linux-image-$1-amd64"
+}
+
+# kernel_find [VERSION]: the kernel's files, when they are here (status 1
+# and a message saying how to get them when not).
+kernel_find() {
+	local v=${1:-${ECHOLAB_KERNEL:-$KERNEL_DEFAULT}} dir
+	kernel_check "$v" || return 2
+	KERNEL_VERSION=$v
+	case $v in
+	6.1)
+		if [[ -n ${VM_KERNEL:-} ]]; then
+			KERNEL_IMAGE=$VM_KERNEL
+		else
+			KERNEL_IMAGE=$(printf '%s\n' /boot/vmlinuz-6.1.0-*-amd64 | sort -V | tail -n 1)
+		fi
+		[[ -f $KERNEL_IMAGE ]] || {
+			echo "no guest kernel at /boot/vmlinuz-6.1.0-*-amd64: install it" \
+				"(apt-get install linux-image-amd64, or 'make deps') or set VM_KERNEL" >&2
+			return 1
+		}
+		KERNEL_RELEASE=${KERNEL_IMAGE##*/vmlinuz-}
+		KERNEL_MODDIR=/lib/modules/$KERNEL_RELEASE
+		;;
+	*)
+		dir=$KERNEL_CACHE/$v/root
+		KERNEL_RELEASE=$(cat "$KERNEL_CACHE/$v/release" 2>/dev/null) || KERNEL_RELEASE=
+		KERNEL_IMAGE=$dir/boot/vmlinuz-$KERNEL_RELEASE
+		[[ -n $KERNEL_RELEASE && -f $KERNEL_IMAGE ]] || {
+			echo "kernel $v is not in $KERNEL_CACHE/$v: fetch it with" \
+				"'sudo vm/kernels.sh fetch $v' (or 'sudo make deps')" >&2
+			return 1
+		}
+		KERNEL_MODDIR=$dir/lib/modules/$KERNEL_RELEASE
+		;;
+	esac
+	KERNEL_KDIR=$KERNEL_MODDIR/build
+	[[ -f $KERNEL_MODDIR/modules.dep ]] || {
+		echo "no modules for $KERNEL_RELEASE in $KERNEL_MODDIR" \
+			"(6.1: apt-get install linux-image-$KERNEL_RELEASE)" >&2
+		return 1
+	}
+}
+
+# kernel_fetch VERSION: apt-get download the image, headers and kbuild of
+# the newest release the metapackage names; dpkg-deb -x them into the
+# cache; point the build tree's absolute links and include into the
+# cache; depmod -b. Nothing is installed.
+kernel_fetch() {
+	local v=$1 meta release base tmp dir deb pkgs
+	kernel_check "$v" || return 2
+	if [[ $v == 6.1 ]]; then
+		echo "kernels: 6.1 is Debian 12's installed kernel: 'sudo make deps' installs it" >&2
+		kernel_find 6.1 >/dev/null
+		return
+	fi
+	[[ $(id -u) -eq 0 ]] || {
+		echo "kernels: fetching $v writes $KERNEL_CACHE: run it as root (sudo make deps)" >&2
+		return 1
+	}
+	meta=$(kernel_meta "$v")
+	apt-cache show "$meta" >/dev/null 2>&1 || apt-get update -q >/dev/null
+	release=$(apt-cache depends "$meta" 2>/dev/null |
+		sed -n 's/^ *Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | head -n 1)
+	[[ -n $release ]] || {
+		echo "kernels: apt knows no '$meta' (Debian 12: bookworm-security carries it;" \
+			"run 'apt-get update')" >&2
+		return 1
+	}
+	base=${release%-amd64}
+	pkgs=("linux-image-$release" "linux-headers-$release"
+		"linux-headers-$base-common" "linux-kbuild-$base")
+	echo "kernels: fetching $v ($release) into $KERNEL_CACHE/$v: ${pkgs[*]}" >&2
+	mkdir -p "$KERNEL_CACHE/$v"
+	tmp=$(mktemp -d "$KERNEL_CACHE/$v/fetch.XXXXXX")
+	chmod 755 "$tmp"
+	dir=$tmp/root
+	if ! (cd "$tmp" && apt-get download -q "${pkgs[@]}" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2) ||
+		! compgen -G "$tmp/*.deb" >/dev/null; then
+		echo "kernels: apt-get download ${pkgs[*]} failed" >&2
+		rm -rf "$tmp"
+		return 1
+	fi
+	for deb in "$tmp"/*.deb; do
+		dpkg-deb -x "$deb" "$dir" || { rm -rf "$tmp"; return 1; }
+	done
+	rm -f "$tmp"/*.deb
+	kernel_fix_tree "$dir" "$release" "$KERNEL_CACHE/$v/root" || { rm -rf "$tmp"; return 1; }
+	depmod -b "$dir" "$release" || { rm -rf "$tmp"; return 1; }
+	rm -rf "$KERNEL_CACHE/$v/root"
+	mv "$dir" "$KERNEL_CACHE/$v/root"
+	echo "$release" >"$KERNEL_CACHE/$v/release"
+	rm -rf "$tmp"
+	echo "kernels: $v is $release, in $KERNEL_CACHE/$v/root" >&2
+}
+
+# kernel_fix_tree DIR RELEASE FINAL: the packages assume they sit at /:
+# the build and source links are absolute, and the build tree's Makefile
+# includes the common headers by absolute path. Point them at FINAL.
+kernel_fix_tree() {
+	local dir=$1 release=$2 final=$3 link target mk
+	while IFS= read -r -d '' link; do
+		target=$(readlink "$link")
+		ln -sfn "$final$target" "$link"
+	done < <(find "$dir" -type l -lname '/*' -print0)
+	mk=$dir/usr/src/linux-headers-$release/Makefile
+	[[ -f $mk ]] || { echo "kernels: no $mk in the headers package" >&2; return 1; }
+	sed -i "s#^include /usr/src/#include $final/usr/src/#" "$mk"
+}
+
+# kernel_kecho [VERSION]: the path of a kecho.ko for the kernel, built
+# when kecho/kecho.ko is for another one and the per-kernel one is missing
+# or older than its source.
+kernel_kecho() {
+	local src=$_kernels_root/kecho ko build
+	kernel_find "${1:-}" || return 1
+	ko=$src/kecho.ko
+	if [[ -f $ko && $(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1) == "$KERNEL_RELEASE" &&
+		$ko -nt $src/kecho.c ]]; then
+		echo "$ko"
+		return 0
+	fi
+	build=$src/build/$KERNEL_RELEASE
+	ko=$build/kecho.ko
+	if [[ ! -f $ko || $src/kecho.c -nt $ko || $src/Kbuild -nt $ko ]]; then
+		echo "kernels: building kecho.ko for $KERNEL_RELEASE in kecho/build/$KERNEL_RELEASE" >&2
+		mkdir -p "$build"
+		cp "$src/kecho.c" "$src/Kbuild" "$build/"
+		make -C "$KERNEL_KDIR" M="$build" modules >"$build/build.log" 2>&1 || {
+			echo "kernels: building kecho.ko for $KERNEL_RELEASE failed (kecho/build/$KERNEL_RELEASE/build.log):" >&2
+			tail -n 20 "$build/build.log" >&2
+			return 1
+		}
+	fi
+	echo "$ko"
+}
+
+kernels_usage() {
+	sed -n '/^# The kernels the qemu/,/^# functions below/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+}
+
+kernels_main() {
+	local cmd=${1:-} v
+	shift || true
+	case $cmd in
+	list)
+		for v in "${KERNEL_VERSIONS[@]}"; do
+			if kernel_find "$v" 2>/dev/null; then
+				echo "$v $KERNEL_RELEASE $KERNEL_IMAGE"
+			else
+				echo "$v (not here: sudo vm/kernels.sh fetch $v)"
+			fi
+		done
+		;;
+	fetch)
+		(($#)) || { echo "kernels: fetch which? ${KERNEL_VERSIONS[*]}" >&2; return 2; }
+		for v in "$@"; do
+			kernel_fetch "$v" || return
+		done
+		;;
+	show)
+		kernel_find "${1:-}" || return
+		printf 'version=%s\nrelease=%s\nimage=%s\nmodules=%s\nkdir=%s\n' "$KERNEL_VERSION" \
+			"$KERNEL_RELEASE" "$KERNEL_IMAGE" "$KERNEL_MODDIR" "$KERNEL_KDIR"
+		;;
+	kecho)
+		kernel_kecho "${1:-}"
+		;;
+	-h | --help)
+		kernels_usage
+		;;
+	*)
+		kernels_usage >&2
+		return 2
+		;;
+	esac
+}
+
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	set -euo pipefail
+	kernels_main "$@"
+fi
