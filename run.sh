@@ -51,8 +51,8 @@ Usage: sudo ./run.sh SERVER [--port N] [--cpus LIST] [--bypass] [-- SERVER-ARGS.
        sudo ./run.sh bench SERVER [--port N] [--cpus LIST] [--bypass] [--out DIR] [BENCH-ARGS...]
        sudo ./run.sh client COMMAND [ARGS...]
        sudo ./run.sh --vm [--kernel VERSION] SERVER [--port N] [BENCH-ARGS...]
-       sudo ./run.sh compare [--netns | --vm [--kernel VERSION]] [--bypass] [--repeat N] [--sweep K=V,...] [--cpus auto|none|LIST] [BENCH-ARGS...]
-       sudo ./run.sh soak [--runs N] [--vm] [VARIANT...]
+       sudo ./run.sh compare [--netns | --vm [--kernel VERSION]] [--netem SPEC] [--bypass] [--repeat N] [--sweep K=V,...] [--cpus auto|none|LIST] [BENCH-ARGS...]
+       sudo ./run.sh soak [--runs N] [--vm [--kernel VERSION]] [VARIANT...]
        sudo ./run.sh stop
        ./run.sh status
 

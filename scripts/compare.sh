@@ -501,7 +501,8 @@ compare_main() {
 	compare_parse_args "$@"
 	WHERE=${ECHOLAB_WHERE:-$PLACE}
 	[[ $PLACE == vm ]] || resolve_cpus	# the guest resolves its own
-	OUT=${OUT:-$ROOT/results/$(date +%Y%m%d-%H%M%S)-$PLACE}
+	# The guest's kernel in the name when one was picked (run.sh --kernel).
+	OUT=${OUT:-$ROOT/results/$(date +%Y%m%d-%H%M%S)-$PLACE${ECHOLAB_KERNEL:+-$ECHOLAB_KERNEL}}
 	[[ $PLACE != vm ]] || compare_in_guest
 	mkdir -p "$OUT"
 	: >"$OUT/summaries.txt"
