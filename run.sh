@@ -399,9 +399,7 @@ echo_ok() {
 }
 
 # Kernel log lines since the server started.
-new_dmesg() {
-	dmesg 2>/dev/null | tail -n +"$(($(state dmesg.lines) + 1))"
-}
+new_dmesg() { dmesg_since "$(state dmesg.mark)"; }
 
 # Forgets a server that never served, undoing what its start did.
 abandon_start() {
@@ -436,7 +434,7 @@ start_server() {
 	raise_sysctl net.ipv4.tcp_max_tw_buckets "$WANT_TW_BUCKETS"
 	raise_sysctl net.core.netdev_max_backlog "$WANT_NETDEV_BACKLOG"
 	[[ -z $CPUS ]] || place_server
-	dmesg 2>/dev/null | wc -l >"$STATE_DIR/dmesg.lines"
+	dmesg_mark >"$STATE_DIR/dmesg.mark"
 	echo "$server" >"$STATE_DIR/server"
 	echo "$port" >"$STATE_DIR/port"
 	echo "$*" >"$STATE_DIR/args"

@@ -53,6 +53,17 @@ LO_RPS=/sys/class/net/lo/queues/rx-0/rps_cpus
 # bypass, bypass.pid, ...), or nothing.
 state() { cat "$STATE_DIR/$1" 2>/dev/null || true; }
 
+# dmesg_mark: the timestamp of the kernel log's last line (0 when empty or
+# unreadable); dmesg_since MARK: the lines logged after it. A timestamp,
+# not a line count: once the ring buffer is full, old lines fall out as new
+# ones come and a count points into lines already seen.
+dmesg_mark() {
+	dmesg 2>/dev/null | awk -F'[][]' '/^\[/ { t = $2 + 0 } END { printf "%.6f\n", t }'
+}
+dmesg_since() {
+	dmesg 2>/dev/null | awk -F'[][]' -v m="$1" '/^\[/ { new = ($2 + 0 > m + 0) } new'
+}
+
 SERVERS=()		# names, in the order of their first variant
 VARIANTS=()		# labels, in plot order
 declare -A _server=()	# [NAME.KEY] = value

@@ -42,10 +42,10 @@ fi
 # a crowd; a server that buffers what it cannot send grows far beyond.
 RSS_BOUND_KB=64
 
-# kernel_problems SINCE: the kernel's complaints among the dmesg lines
-# after the first SINCE (a line count), one per line.
+# kernel_problems MARK: the kernel's complaints logged after MARK
+# (dmesg_mark), one per line.
 kernel_problems() {
-	dmesg | tail -n +$(($1 + 1)) |
+	dmesg_since "$1" |
 		grep -E 'WARNING|BUG|Oops|general protection|Call Trace|seq # bug|refcount_t|hung task|soft lockup|leak' || true
 }
 
@@ -113,7 +113,7 @@ faults() {
 	PREFIX=()
 	[[ " $* " != *" --bypass "* ]] || PREFIX=("$RUN" client)
 	base=$(leftovers_or_why) || { ok 1 "$label: leftovers before the start (a tool failed)"; diag "$base"; return; }
-	marks=$(dmesg | wc -l)
+	marks=$(dmesg_mark)
 
 	"$RUN" "$server" "$@" >/dev/null
 	ok $? "$label: run.sh $server $*"

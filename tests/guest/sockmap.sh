@@ -55,6 +55,17 @@ kernel_warnings() { dmesg | grep -c 'recvmsg seq # bug' || true; }
 
 # ---- the ebpf server: before accept, FIN, leaving the map ------------------
 
+# connect_stopped PID BEHAVIOUR: the server stopped (SIGSTOP: it cannot
+# accept), a connection to it open on FD; on failure the server goes on
+# and the behaviour's case fails.
+connect_stopped() {
+	kill -STOP "$1"
+	exec {FD}<>"/dev/tcp/127.0.0.1/$PORT" && return 0
+	kill -CONT "$1"
+	ok 1 "sockmap/$2: connect to the stopped server"
+	return 1
+}
+
 # Data before accept: with the server stopped it cannot accept, so its end
 # has no struct socket yet. A verdict that runs anyway echoes the bytes
 # (the kernel redirects them, the process is not needed); one that is
@@ -64,12 +75,7 @@ detect_preaccept() {
 	"$RUN" ebpf >/dev/null 2>&1
 	ok $? "sockmap/setup: run.sh ebpf" || return 1
 	pid=$(server_pid)
-	kill -STOP "$pid"
-	if ! exec {FD}<>"/dev/tcp/127.0.0.1/$PORT"; then
-		kill -CONT "$pid"
-		ok 1 "sockmap/preaccept-verdict: connect to the stopped server"
-		return 1
-	fi
+	connect_stopped "$pid" preaccept-verdict || return 1
 	printf 'hello world' >&"$FD"
 	read -r -t 2 -N 11 -u "$FD" reply
 	if [[ $reply == 'hello world' ]]; then found=runs; else found=skipped; fi
@@ -107,12 +113,7 @@ detect_map_removal() {
 	local pid id keys key warn0 warn1 found reply=""
 	pid=$(server_pid)
 	warn0=$(kernel_warnings)
-	kill -STOP "$pid"
-	if ! exec {FD}<>"/dev/tcp/127.0.0.1/$PORT"; then
-		kill -CONT "$pid"
-		ok 1 "sockmap/map-removal-warning: connect to the stopped server"
-		return 1
-	fi
+	connect_stopped "$pid" map-removal-warning || return 1
 	printf 'first bytes' >&"$FD"
 	sleep 0.3
 	kill -CONT "$pid"
