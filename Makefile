@@ -22,7 +22,7 @@
 #   make lint       shellcheck on the scripts, checkpatch.pl on kecho
 
 # What servers there are, and where each is built: their declarations.
-registry = bash -c '. servers/lib.sh && $(1)'
+registry = bash -c '. lib/registry.sh && $(1)'
 SERVERS := $(shell $(call registry,echo "$${SERVERS[*]}"))
 SERVER_DIRS := $(shell $(call registry,for s in "$${SERVERS[@]}"; do server_get $$s dir; done))
 
@@ -69,8 +69,8 @@ check:
 	rc=0; ./tests/prove.sh $(NATIVE_TESTS) || rc=1; $(guest_tests); exit $$rc
 
 lint:
-	shellcheck -x run.sh .ci/run scripts/*.sh servers/*.sh tests/*.t tests/*.sh \
-		tests/guest/*.sh results/*.sh vm/*.sh kecho/*.sh ftrace/*.sh
+	shellcheck -x run.sh .ci/run lib/*.sh cmd/*.sh scripts/*.sh servers/*.sh tests/*.t \
+		tests/*.sh tests/guest/*.sh results/*.sh vm/*.sh kecho/*.sh ftrace/*.sh
 	$(MAKE) -C kecho lint
 
 vm-check:

@@ -11,13 +11,11 @@
 # write can take that back, so the scripts keep its default size.
 
 FTRACE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$FTRACE_DIR/.." && pwd)
-# shellcheck source=servers/lib.sh
-source "$ROOT/servers/lib.sh"
-# shellcheck source=vm/lib.sh
-source "$ROOT/vm/lib.sh"
-RUN=$ROOT/run.sh
-BENCH=$ROOT/bench/bench
+# shellcheck source=lib/lifecycle.sh
+source "$FTRACE_DIR/../lib/lifecycle.sh"
+# shellcheck source=lib/guest.sh
+source "$FTRACE_DIR/../lib/guest.sh"
+ROOT=$ECHOLAB_ROOT
 T=/sys/kernel/tracing
 FUNCLAT=$FTRACE_DIR/funclat
 
@@ -25,17 +23,6 @@ _mounted_tracefs=0
 _instance=
 declare -A _saved=()
 _order=()
-
-die() {
-	echo "${0##*/}: $*" >&2
-	exit 1
-}
-
-say() { echo "${0##*/}: $*" >&2; }
-
-need_root() {
-	[[ $(id -u) -eq 0 ]] || die "needs root (tracefs, BPF): run it with sudo"
-}
 
 # Mounts tracefs at /sys/kernel/tracing when it is not there yet.
 tracefs_mount() {
@@ -79,7 +66,7 @@ tracefs_restore() {
 		set_ftrace_filter | set_graph_function) _restore_list "$f" "$v" ;;
 		buffer_size_kb) echo "${v%% *}" >"$T/$f" 2>/dev/null ;;	# "7 (expanded: 1408)"
 		*) echo "$v" >"$T/$f" 2>/dev/null ;;
-		esac || say "warning: cannot restore $T/$f to '$v'"
+		esac || warn "warning: cannot restore $T/$f to '$v'"
 	done
 	[[ -n ${_saved[tracing_on]+x} ]] && echo "${_saved[tracing_on]}" >"$T/tracing_on"
 	_saved=()
@@ -102,7 +89,7 @@ instance_remove() {
 	[[ -n $_instance && -d $_instance ]] || return 0
 	echo 0 >"$_instance/tracing_on" 2>/dev/null
 	echo 0 >"$_instance/events/enable" 2>/dev/null
-	rmdir "$_instance" 2>/dev/null || say "warning: cannot remove $_instance"
+	rmdir "$_instance" 2>/dev/null || warn "warning: cannot remove $_instance"
 	_instance=
 }
 
@@ -117,9 +104,9 @@ ftrace_cleanup() {
 	tracefs_restore
 	[[ -n ${tmp:-} && -d $tmp ]] && rm -rf "$tmp"
 	[[ -n ${BPF_STATS_SAVED:-} ]] && sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS_SAVED"
-	[[ ${SERVER_STARTED:-0} == 1 ]] && "$RUN" stop >/dev/null 2>&1
+	[[ ${SERVER_STARTED:-0} == 1 ]] && (server_stop quiet) >/dev/null 2>&1
 	if ((_mounted_tracefs)); then
-		umount "$T" 2>/dev/null || say "warning: cannot unmount $T"
+		umount "$T" 2>/dev/null || warn "warning: cannot unmount $T"
 	fi
 	exit "$rc"
 }
@@ -129,16 +116,20 @@ ftrace_traps() {
 	trap 'exit 130' INT TERM
 }
 
-# start_server SERVER [SERVER-ARGS...]: via run.sh, remembered for cleanup.
-start_server() {
+# trace_start SERVER [SERVER-ARGS...]: the server, remembered for cleanup;
+# the lifecycle's messages go to stderr (stdout is the scripts' data).
+trace_start() {
 	local server=$1
 	shift
-	"$RUN" "$server" ${1:+--} "$@" >&2 || die "cannot start the $server server (see above)"
+	(server_start "$server" ${1:+--} "$@") >&2 || die "cannot start the $server server (see above)"
 	SERVER_STARTED=1
 }
 
-# The pid of the running server's process (none for kecho).
-server_pid() { state pid; }
+# trace_stop: the server trace_start started.
+trace_stop() {
+	(server_stop quiet) >&2 || die "stopping the server failed (see above)"
+	SERVER_STARTED=0
+}
 
 # run_bench: bench with $bench_args in the background, so that a signal
 # reaches our trap at once; its summary line lands in $summary.
@@ -149,7 +140,7 @@ run_bench() {
 	wait "$BENCH_PID" || rc=$?
 	BENCH_PID=
 	summary=$(cat "$tmp/bench.out")
-	((rc == 0)) || say "warning: bench exited $rc: $summary"
+	((rc == 0)) || warn "warning: bench exited $rc: $summary"
 }
 
 # rerun_in_guest ARGS...: this script again, in the qemu guest, with the
@@ -177,6 +168,3 @@ results_dir() {
 	fi
 	echo "$d"
 }
-
-# The requests of a bench run: its summary's ok= field.
-summary_ok() { sed -n 's/.*\bok=\([0-9]*\).*/\1/p' <<<"$1"; }

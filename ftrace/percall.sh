@@ -64,8 +64,8 @@ syscalls_by_number() {
 # measure SERVER: one row of percall.tsv
 measure() {
 	local server=$1 inst tids summary ok counts pid sends t
-	start_server "$server"
-	pid=$(server_pid)
+	trace_start "$server"
+	pid=$(state pid)
 	tids=
 	if [[ -n $pid && -d /proc/$pid/task ]]; then
 		for t in /proc/"$pid"/task/*; do tids+="${t##*/} "; done
@@ -79,13 +79,13 @@ measure() {
 	echo 0 >"$inst/tracing_on"
 	cat "$inst/trace" >"$tmp/trace"
 	if grep -q 'overrun: [1-9]' "$inst"/per_cpu/cpu*/stats; then
-		say "warning: the trace buffer overflowed; counts are low (fewer messages: -m)"
+		warn "warning: the trace buffer overflowed; counts are low (fewer messages: -m)"
 	fi
 	instance_remove
-	"$RUN" stop >/dev/null
+	trace_stop
 	SERVER_STARTED=0
 
-	ok=$(summary_ok "$summary")
+	ok=$(field "$summary" ok)
 	((ok > 0)) || die "$server: bench had no successful request: $summary"
 	read -r -a counts <<<"$(count_events "$tmp/trace" "$tids")"
 	syscalls_by_number "$tmp/trace" "$tids" >"$out/percall-$server-syscalls.txt"
@@ -117,7 +117,7 @@ main() {
 		shift
 	done
 	((${#bench_args[@]})) || bench_args=(-t 10 -r 5 -m 100)
-	need_root
+	need_root "${0##*/}"
 	[[ -n $out ]] || out=$(results_dir)
 	mkdir -p "$out"
 	if ((vm)); then

@@ -5,7 +5,7 @@
 #   sudo ./ftrace/trace.sh SERVER [--vm] [--out DIR] [--function F]...
 #                          [--server-arg ARG]... [-- BENCH-ARGS...]
 #
-# Starts SERVER (user, ebpf, kecho) with run.sh, traces a short bench run
+# Starts SERVER (any of servers/) with lib/lifecycle.sh, traces a short bench run
 # (default -t 10 -r 10 -m 20: 2000 requests) and writes into DIR (default:
 # the newest results dir) ftrace-SERVER-trace.txt (raw) and
 # ftrace-SERVER-digest.txt (time per request per function, largest first).
@@ -14,8 +14,9 @@
 #   function_graph  the graph tracer, filtered to the functions (the guest)
 #   fentry          funclat (fentry/fexit BPF), plus the function tracer's
 #                   hit counts when the kernel lets us enable it
-#   bpf_stats       ebpf only: the verdict program's run time from
-#                   kernel.bpf_stats_enabled (added to any of the above)
+#   bpf_stats       a server with BPF programs in its hot path (its
+#                   declaration's bpf_progs=, ebpf's verdict): their run
+#                   time from kernel.bpf_stats_enabled (added to any of the above)
 # --vm runs the same inside the qemu guest (vm/run-vm.sh), results to DIR.
 set -euo pipefail
 # shellcheck source=ftrace/lib.sh
@@ -49,7 +50,7 @@ can_fentry() {
 }
 
 main() {
-	local server='' vm=0 funcs=() server_args=() bench_args=() method='' args=("$@")
+	local server='' vm=0 funcs=() server_args=() bench_args=() method='' args=("$@") progs=() p
 	out=
 	while (($#)); do
 		case $1 in
@@ -68,7 +69,7 @@ main() {
 	done
 	[[ -n $server ]] || { echo "trace.sh: which server? ${SERVERS[*]}" >&2; exit 2; }
 	((${#bench_args[@]})) || bench_args=(-t 10 -r 10 -m 20)
-	need_root
+	need_root "${0##*/}"
 	[[ -n $out ]] || out=$(results_dir)
 	if ((vm)); then
 		rerun_in_guest "${args[@]}"
@@ -76,16 +77,17 @@ main() {
 	fi
 	mkdir -p "$out"
 
+	read -ra progs <<<"$(server_get "$server" bpf_progs)"
 	ftrace_traps
 	tracefs_mount
-	start_server "$server" "${server_args[@]}"
+	trace_start "$server" "${server_args[@]}"
 
 	((${#funcs[@]})) || read -ra funcs <<<"$(default_functions "$server")"
 	local f have=() missing=()
 	for f in "${funcs[@]}"; do
 		if function_exists "$f"; then have+=("$f"); else missing+=("$f"); fi
 	done
-	((${#missing[@]})) && say "not in this kernel (skipped): ${missing[*]}"
+	((${#missing[@]})) && warn "not in this kernel (skipped): ${missing[*]}"
 
 	local why=()
 	if can_graph; then
@@ -98,15 +100,15 @@ main() {
 			why+=("fentry/fexit BPF programs refused (program type tracing unavailable)")
 		fi
 	fi
-	if [[ -z $method && $server != ebpf ]]; then
+	if [[ -z $method ]] && ((${#progs[@]} == 0)); then
 		die "this kernel allows no function timing (${why[*]}); run it in the guest: $0 $server --vm"
 	fi
 	local counts=0
 	if [[ $method == fentry ]] && can_function; then counts=1; fi
-	((${#have[@]})) || [[ $server == ebpf ]] || die "none of the functions exist here: ${funcs[*]}"
+	((${#have[@]})) || ((${#progs[@]})) || die "none of the functions exist here: ${funcs[*]}"
 	[[ -n $method ]] || method=bpf_stats
-	[[ $server == ebpf && $method != bpf_stats ]] && method="$method+bpf_stats"
-	say "method: $method${why:+ (${why[*]})}"
+	((${#progs[@]} == 0)) || [[ $method == bpf_stats ]] || method="$method+bpf_stats"
+	warn "method: $method${why:+ (${why[*]})}"
 
 	local raw=$out/ftrace-$server-trace.txt digest=$out/ftrace-$server-digest.txt
 	local summary
@@ -141,23 +143,21 @@ main() {
 			tset tracing_on 1
 		fi
 	fi
-	if [[ $server == ebpf ]]; then
+	if ((${#progs[@]})); then
 		# shellcheck disable=SC2034 # lib.sh restores it
 		BPF_STATS_SAVED=$(sysctl -n kernel.bpf_stats_enabled)
 		sysctl -qw kernel.bpf_stats_enabled=1
-		bpftool prog show name echo_verdict >"$tmp/verdict.before"
+		for p in "${progs[@]}"; do bpftool prog show name "$p" >"$tmp/$p.before"; done
 	fi
 
 	run_bench
 
-	if [[ $server == ebpf ]]; then
-		bpftool prog show name echo_verdict >"$tmp/verdict.after"
-	fi
+	for p in "${progs[@]}"; do bpftool prog show name "$p" >"$tmp/$p.after"; done
 	if [[ $method == function_graph* ]]; then
 		echo 0 >"$T/tracing_on"
 		cat "$T/trace" >"$raw"
 		grep -q 'overrun: [1-9]' "$T"/per_cpu/cpu*/stats &&
-			say "warning: the trace buffer overflowed: calls are missing (a smaller load, or fewer functions)"
+			warn "warning: the trace buffer overflowed: calls are missing (a smaller load, or fewer functions)"
 	elif [[ $method == fentry* ]]; then
 		((counts)) && { echo 0 >"$T/tracing_on"; cat "$T/trace" >"$tmp/counts"; }
 		kill -TERM "$FUNCLAT_PID"
@@ -168,7 +168,7 @@ main() {
 	tracefs_restore	# now, not only at exit: the digest runs untraced
 
 	local requests
-	requests=$(summary_ok "$summary")
+	requests=$(field "$summary" ok)
 	((requests > 0)) || die "bench had no successful request: $summary"
 
 	# One row per function: name calls total_ns.
@@ -194,12 +194,12 @@ main() {
 		elif [[ $method == fentry* ]]; then
 			awk 'NR > 1 { print $1 "\t" $2 "\t" $3 }' "$raw"
 		fi
-		if [[ $server == ebpf ]]; then
-			# run_time_ns/run_cnt of echo_verdict, after minus before
-			paste <(grep -o 'run_time_ns [0-9]* run_cnt [0-9]*' "$tmp/verdict.before" || echo "run_time_ns 0 run_cnt 0") \
-				<(grep -o 'run_time_ns [0-9]* run_cnt [0-9]*' "$tmp/verdict.after") |
-				awk '{ printf "bpf_prog:echo_verdict\t%d\t%d\n", $8 - $4, $6 - $2 }'
-		fi
+		for p in "${progs[@]}"; do
+			# run_time_ns/run_cnt of the program, after minus before
+			paste <(grep -o 'run_time_ns [0-9]* run_cnt [0-9]*' "$tmp/$p.before" || echo "run_time_ns 0 run_cnt 0") \
+				<(grep -o 'run_time_ns [0-9]* run_cnt [0-9]*' "$tmp/$p.after") |
+				awk -v p="$p" '{ printf "bpf_prog:%s\t%d\t%d\n", p, $8 - $4, $6 - $2 }'
+		done
 	} >"$tmp/rows"
 
 	{

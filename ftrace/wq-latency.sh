@@ -6,7 +6,8 @@
 #                               [--work-function F] [-- BENCH-ARGS...]
 #
 # Runs one bench (default -t 10 -r 10 -m 10) against SERVER per mode
-# (kecho: --mode unbound, bound, kthread, default all three; others: one run)
+# (its declaration's modes, e.g. kecho: --mode unbound, bound, kthread,
+# default all three; a server without modes: one run)
 # and reads, from tracepoints in a private trace instance:
 #   queue   workqueue_queue_work -> workqueue_execute_start (waiting for a worker)
 #   exec    workqueue_execute_start -> workqueue_execute_end (the work function)
@@ -27,6 +28,12 @@ usage() {
 
 # The function that runs the server's deferred work (its declaration's work=).
 default_work_function() { server_get "$1" work; }
+
+# server_modes SERVER: 'MODE SERVER-ARGS...' per mode to measure: its
+# declaration's modes hook, or one run, 'default', without arguments.
+server_modes() {
+	if declare -F "$1_modes" >/dev/null; then "$1_modes"; else echo default; fi
+}
 
 # intervals TRACE FUNCTION PREFIX: writes PREFIX-queue.dat, -exec.dat, -kthread.dat
 intervals() {
@@ -74,7 +81,7 @@ stats() {
 plot() {
 	local server=$1 png=$out/wq-$1-cdf.png set f cmds=() title run
 	run=$(sed -n 's/^# server=.* where=//p' "$out/wq-$server-summary.tsv" 2>/dev/null | head -n 1)
-	command -v gnuplot >/dev/null || { say "gnuplot not found: no plot (apt-get install gnuplot-nox)"; return 0; }
+	command -v gnuplot >/dev/null || { warn "gnuplot not found: no plot (apt-get install gnuplot-nox)"; return 0; }
 	for set in queue exec kthread; do
 		local series=()
 		for f in "$out"/wq-"$server"-*-"$set".dat; do
@@ -93,7 +100,7 @@ plot() {
 		esac
 		cmds+=("set title '$server: $title'; set xlabel 'us (log)'; plot $joined")
 	done
-	((${#cmds[@]})) || { say "no intervals to plot"; return 0; }
+	((${#cmds[@]})) || { warn "no intervals to plot"; return 0; }
 	{
 		echo "set terminal pngcairo size 1400,450 noenhanced font \",10\""
 		echo "set output '$png'"
@@ -101,19 +108,17 @@ plot() {
 		echo "set multiplot layout 1,${#cmds[@]} title '$server work items and kthreads (${run:-$where}; closed-loop bench; kernel $(sed -n 's/^# server=.* kernel=\([^ ]*\).*/\1/p' "$out/wq-$server-summary.tsv" | head -n 1))'"
 		printf '%s\n' "${cmds[@]}"
 		echo "unset multiplot"
-	} | gnuplot 2>"$out/.gnuplot.err" || { say "gnuplot failed: $(cat "$out/.gnuplot.err")"; }
+	} | gnuplot 2>"$out/.gnuplot.err" || { warn "gnuplot failed: $(cat "$out/.gnuplot.err")"; }
 	rm -f "$out/.gnuplot.err"
 	[[ -s $png ]] && echo "plot: $png"
 }
 
+# measure SERVER FUNCTION MODE [SERVER-ARGS...]
 measure() {
-	local server=$1 mode=$2 fn=$3 summary ev
+	local server=$1 fn=$2 mode=$3 summary ev
+	shift 3
 	local prefix=$out/wq-$server-$mode
-	if [[ $server == kecho ]]; then
-		start_server kecho "mode=$mode"
-	else
-		start_server "$server"
-	fi
+	trace_start "$server" "$@"
 	instance_create 16384
 	for ev in workqueue/workqueue_queue_work workqueue/workqueue_execute_start \
 		workqueue/workqueue_execute_end task/task_newtask sched/sched_switch; do
@@ -124,20 +129,19 @@ measure() {
 	echo 0 >"$INST/tracing_on"
 	cat "$INST/trace" >"$tmp/trace"
 	grep -q 'overrun: [1-9]' "$INST"/per_cpu/cpu*/stats &&
-		say "warning: the trace buffer overflowed; some intervals are lost (smaller load)"
+		warn "warning: the trace buffer overflowed; some intervals are lost (smaller load)"
 	instance_remove
-	"$RUN" stop >/dev/null
-	SERVER_STARTED=0
+	trace_stop
 	intervals "$tmp/trace" "$fn" "$prefix"
 	local set
 	for set in queue exec kthread; do
 		printf '%s\t%s\t%s\t%s\n' "$mode" "$set" "$(stats "$prefix-$set.dat")" \
-			"$(summary_ok "$summary")" >>"$tmp/summary"
+			"$(field "$summary" ok)" >>"$tmp/summary"
 	done
 }
 
 main() {
-	local server='' modes=() fn='' vm=0 args=("$@") m
+	local server='' modes=() fn='' vm=0 args=("$@")
 	out=
 	bench_args=()
 	while (($#)); do
@@ -167,23 +171,28 @@ main() {
 		plot "$server"
 		exit 0
 	fi
-	need_root
+	need_root "${0##*/}"
 	if ((vm)); then
 		rerun_in_guest "${args[@]}" || exit
 		where="vm" plot "$server"
 		exit 0
 	fi
-	if [[ $server == kecho ]]; then
-		((${#modes[@]})) || modes=(unbound bound kthread)
-	else
-		modes=(default)
-	fi
+	# The server's modes (its declaration's modes hook): 'MODE ARGS...'
+	# each; --mode picks some of them.
+	local line mode margs runs=()
+	while read -r mode margs; do
+		[[ -n $mode ]] || continue
+		((${#modes[@]} == 0)) || [[ " ${modes[*]} " == *" $mode "* ]] || continue
+		runs+=("$mode $margs")
+	done < <(server_modes "$server")
+	((${#runs[@]})) || usage_error "--mode ${modes[*]}: $server has no such mode (its modes: $(server_modes "$server" | cut -d' ' -f1 | tr '\n' ' '))"
 	ftrace_traps
 	tracefs_mount
 	tmp=$(mktemp -d)
 	: >"$tmp/summary"
-	for m in "${modes[@]}"; do
-		measure "$server" "$m" "$fn"
+	for line in "${runs[@]}"; do
+		# shellcheck disable=SC2086 # a mode and its server arguments
+		measure "$server" "$fn" $line
 	done
 	{
 		echo "# server=$server work_function=${fn:-none} kernel=$(uname -r) where=$where bench=${bench_args[*]}"

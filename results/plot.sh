@@ -19,18 +19,14 @@
 # Nothing is run; the same server has the same place and colour everywhere.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Each server's variants, their plot order and colours (servers/*.sh).
-# shellcheck source=servers/lib.sh
-source "$ROOT/servers/lib.sh"
+# shellcheck source=lib/registry.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/registry.sh"
+prog_name plot.sh
+ROOT=$ECHOLAB_ROOT
 BENCH=$ROOT/bench/bench
 RUNS=${ECHOLAB_RUNS_DIR:-$ROOT/results/runs}
 METRIC=${METRIC:-auto}
-
-die() {
-	echo "plot.sh: $*" >&2
-	exit 1
-}
 
 # The header lines only: raw files hold millions of samples below them.
 # Committed ones are gzipped; gzip -f passes plain files through.

@@ -42,13 +42,14 @@ PACKAGES=(
 )
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/common.sh
+source "$root/lib/common.sh"
+prog_name deps
 # shellcheck source=vm/kernels.sh
 source "$root/vm/kernels.sh"	# KERNEL_VERSIONS
 
 # shellcheck source=/dev/null # OS_RELEASE: the tests point it elsewhere
 DISTRO=$(. "${OS_RELEASE:-/etc/os-release}" 2>/dev/null && echo "${ID:-}")
-
-die() { echo "deps: $*" >&2; exit 1; }
 
 missing_packages() {
 	local pkg

@@ -44,3 +44,11 @@ kecho_status() { echo "counters:    $(cat /proc/kecho 2>/dev/null)"; }
 
 # The connections it has open (its counters' open=).
 kecho_held() { sed -n 's/.*\bopen=\([0-9]*\).*/\1/p' /proc/kecho 2>/dev/null; }
+
+# What ftrace/wq-latency.sh measures: a work item per connection on an
+# unbound or a bound workqueue, or a kthread per connection.
+kecho_modes() {
+	echo "unbound mode=unbound"
+	echo "bound mode=bound"
+	echo "kthread mode=kthread"
+}

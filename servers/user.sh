@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # user: the classic userspace server (user-echo/): non-blocking sockets, one
-# epoll loop per worker thread. A plain process: every hook is run.sh's
-# default. -w 2 shows how much of a gap is only "one thread"; the bypass
-# (ebpf-echo/sockredir, run.sh --bypass) runs in front of it unchanged.
+# epoll loop per worker thread. A plain process: every hook is the
+# lifecycle's default. -w 2 shows how much of a gap is only "one thread";
+# the bypass (servers/bypass.sh, run.sh --bypass) runs in front of it.
 
 server user dir=user-echo binary=user-echo/user-echo-server tools=cc \
 	bad_args='--workers 0;--backlog x;--bogus;stray' \
@@ -11,4 +11,3 @@ server user dir=user-echo binary=user-echo/user-echo-server tools=cc \
 
 variant user        order=10 colour='#1f77b4'
 variant user-w2     order=20 colour='#aec7e8' args='-- -w 2'
-variant user-bypass order=30 colour='#17becf' args='--bypass' bypass=1

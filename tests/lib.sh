@@ -5,12 +5,12 @@
 # the assertions; "nothing left" is always absent with a lister.
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# The servers, their declarations and run.sh's state (STATE_DIR, state).
-# shellcheck source=servers/lib.sh
-source "$ROOT/servers/lib.sh"
-# shellcheck source=vm/lib.sh
-source "$ROOT/vm/lib.sh"
-BENCH=$ROOT/bench/bench
+# The servers, their declarations and the lifecycle's state (STATE_DIR,
+# state, LO_RPS, BENCH); the guest.
+# shellcheck source=lib/lifecycle.sh
+source "$ROOT/lib/lifecycle.sh"
+# shellcheck source=lib/guest.sh
+source "$ROOT/lib/guest.sh"
 PROBE=$ROOT/tests/build/probe
 RUN=$ROOT/run.sh
 PORT=${TEST_PORT:-12345}	# run.sh's default
@@ -61,12 +61,19 @@ declare -A _fact=()	# [NAME] = 0 (holds) or 1 (does not), once detected
 fact() {
 	local name=$1 desc
 	case $name in
-	no-modules) desc="this kernel cannot load modules (CONFIG_MODULES=n: no /proc/modules)" ;;
+	no-*)
+		# A server's need (needs=) the machine lacks: lib/registry.sh's.
+		if desc=$(platform_lacks_need "${name#no-}"); then
+			echo "$desc"
+			return 0
+		elif (($? == 1)); then
+			return 1
+		fi
+		;;
+	esac
+	case $name in
 	modules) desc="this kernel loads modules (/proc/modules exists)" ;;
-	no-btf) desc="this kernel has no BTF (no /sys/kernel/btf/vmlinux)" ;;
-	no-cgroup2) desc="no cgroup v2 is mounted (none in /proc/self/mountinfo)" ;;
 	one-cpu) desc="one CPU online (nproc)" ;;
-	no-io-uring) desc="this kernel's io_uring lacks multishot receive (before 6.0) or is disabled (kernel.io_uring_disabled)" ;;
 	no-fentry) desc="this kernel refuses fentry programs (tests/build/fentry-probe: $(_fentry_probe))" ;;
 	no-function-graph) desc="this kernel has no function_graph tracer (available_tracers)" ;;
 	panic-on-warn) desc="this kernel panics on a WARN (kernel.panic_on_warn=1): a test that provokes one would crash it" ;;
@@ -84,15 +91,8 @@ fact() {
 _fact_detect() {
 	local v
 	case $1 in
-	no-modules) [[ ! -e /proc/modules ]] ;;
 	modules) [[ -e /proc/modules ]] ;;
-	no-btf) [[ ! -r /sys/kernel/btf/vmlinux ]] ;;
-	no-cgroup2) [[ -z $(cgroup2_mount) ]] ;;
 	one-cpu) (($(nproc) < 2)) ;;
-	no-io-uring)
-		v=$(uname -r)
-		((${v%%.*} < 6)) || [[ $(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo 0) != 0 ]]
-		;;
 	no-fentry)
 		_fentry_probe >/dev/null
 		(($? == 1))
@@ -133,20 +133,6 @@ _tracers() {
 	cat "$mnt/available_tracers"
 	umount "$mnt"
 	rmdir "$mnt"
-}
-
-# platform_lacks SERVER: the fact (no-NEED) of the first thing the server's
-# declaration needs (needs=) that this machine lacks; nothing when it has
-# them all. The tests' own answer to "can it run here", to hold the
-# server's unavailable hook (run.sh's answer) against.
-platform_lacks() {
-	local need
-	for need in $(server_get "$1" needs); do
-		if fact "no-$need" >/dev/null; then
-			echo "no-$need"
-			return
-		fi
-	done
 }
 
 # skip NAME FACT: a case this machine cannot run, for FACT (see fact). A
@@ -215,9 +201,6 @@ plan_at_end() {
 	echo "1..$_tap_n"
 	done_testing
 }
-
-# field SUMMARY-LINE KEY: a value from bench's summary line.
-field() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"; }
 
 # grew BEFORE AFTER KEY: how much a counter of two 'key=value ...' lines
 # (run.sh status) grew; nothing and status 1 when either lacks it, so that
@@ -604,7 +587,7 @@ need_guest() {
 		exit 1
 	fi
 	if ! guest_build >&2; then
-		echo "Bail out! cannot build kecho.ko for the guest kernel $kver"
+		echo "Bail out! cannot build the guest's modules for its kernel $kver"
 		exit 1
 	fi
 }

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The kernels the qemu guest boots, where each comes from, and kecho.ko
-# built for each.
+# The kernels the qemu guest boots, where each comes from, and the suite's
+# modules (kecho.ko) built for each.
 #
 #   vm/kernels.sh list             the versions, and whether each is here
 #   vm/kernels.sh fetch VERSION... download and unpack (root; 6.12 only)
 #   vm/kernels.sh show [VERSION]   release, image, modules and build tree
-#   vm/kernels.sh kecho [VERSION]  build kecho.ko for it (if stale); its path
+#   vm/kernels.sh module DIR [VERSION]  build DIR's module (kecho) for it
+#                                  (if stale); its path
 #
 # Versions (default: $ECHOLAB_KERNEL, else 6.1):
 #   6.1    Debian 12's own kernel, installed by 'make deps' (linux-image-amd64,
@@ -17,9 +18,9 @@
 #          $ECHOLAB_KERNEL_CACHE/6.12 (default /var/cache/echolab/kernels),
 #          never installed: /boot and the bootloader are not touched
 #
-# kecho.ko for a kernel other than the one kecho/kecho.ko was built for
-# goes to kecho/build/RELEASE/ (vm/run-vm.sh puts it at kecho/kecho.ko in
-# the guest). Sourced (by vm/run-vm.sh, vm/lib.sh), it defines the
+# A module for a kernel other than the one DIR/NAME.ko was built for goes
+# to DIR/build/RELEASE/ (vm/run-vm.sh puts it at DIR/NAME.ko in the guest).
+# Sourced (by vm/run-vm.sh, lib/guest.sh), it defines the
 # functions below; kernel_find sets KERNEL_VERSION, KERNEL_RELEASE,
 # KERNEL_IMAGE, KERNEL_MODDIR and KERNEL_KDIR.
 
@@ -151,26 +152,32 @@ kernel_fix_tree() {
 	sed -i "s#^include /usr/src/#include $final/usr/src/#" "$mk"
 }
 
-# kernel_kecho [VERSION]: the path of a kecho.ko for the kernel, built
-# when kecho/kecho.ko is for another one and the per-kernel one is missing
-# or older than its source.
-kernel_kecho() {
-	local src=$_kernels_root/kecho ko build
-	kernel_find "${1:-}" || return 1
-	ko=$src/kecho.ko
+# kernel_module DIR [VERSION]: the path of the module built from DIR (a
+# Kbuild directory of the repository: one .ko, named after DIR) for the
+# kernel: DIR/NAME.ko when it was built for that kernel and is newer than
+# its source, else DIR/build/RELEASE/NAME.ko, built when missing or stale.
+kernel_module() {
+	local src=$_kernels_root/$1 name=${1##*/} ko build newest f
+	kernel_find "${2:-}" || return 1
+	[[ -f $src/Kbuild ]] || { echo "kernels: $1 has no Kbuild: not a module's source" >&2; return 1; }
+	newest=$src/Kbuild
+	for f in "$src"/*.[ch]; do
+		[[ $f -nt $newest ]] && newest=$f
+	done
+	ko=$src/$name.ko
 	if [[ -f $ko && $(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1) == "$KERNEL_RELEASE" &&
-		$ko -nt $src/kecho.c ]]; then
+		$ko -nt $newest ]]; then
 		echo "$ko"
 		return 0
 	fi
 	build=$src/build/$KERNEL_RELEASE
-	ko=$build/kecho.ko
-	if [[ ! -f $ko || $src/kecho.c -nt $ko || $src/Kbuild -nt $ko ]]; then
-		echo "kernels: building kecho.ko for $KERNEL_RELEASE in kecho/build/$KERNEL_RELEASE" >&2
+	ko=$build/$name.ko
+	if [[ ! -f $ko || $newest -nt $ko ]]; then
+		echo "kernels: building $name.ko for $KERNEL_RELEASE in $1/build/$KERNEL_RELEASE" >&2
 		mkdir -p "$build"
-		cp "$src/kecho.c" "$src/Kbuild" "$build/"
+		cp "$src"/*.[ch] "$src/Kbuild" "$build/" 2>/dev/null || cp "$src"/*.c "$src/Kbuild" "$build/"
 		make -C "$KERNEL_KDIR" M="$build" modules >"$build/build.log" 2>&1 || {
-			echo "kernels: building kecho.ko for $KERNEL_RELEASE failed (kecho/build/$KERNEL_RELEASE/build.log):" >&2
+			echo "kernels: building $name.ko for $KERNEL_RELEASE failed ($1/build/$KERNEL_RELEASE/build.log):" >&2
 			tail -n 20 "$build/build.log" >&2
 			return 1
 		}
@@ -206,8 +213,9 @@ kernels_main() {
 		printf 'version=%s\nrelease=%s\nimage=%s\nmodules=%s\nkdir=%s\n' "$KERNEL_VERSION" \
 			"$KERNEL_RELEASE" "$KERNEL_IMAGE" "$KERNEL_MODDIR" "$KERNEL_KDIR"
 		;;
-	kecho)
-		kernel_kecho "${1:-}"
+	module)
+		(($#)) || { echo "kernels: module needs a module's directory (kecho)" >&2; return 2; }
+		kernel_module "$@"
 		;;
 	-h | --help)
 		kernels_usage

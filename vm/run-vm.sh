@@ -21,11 +21,11 @@
 #                    printed when the guest hangs or dies (a soft lockup
 #                    panics it: softlockup_panic=1)
 #   --print-kernel   print the release of the kernel the guest would boot
-#                    (what kecho.ko must be built for), and exit
+#                    (what the suite's modules must be built for), and exit
 #   -h, --help
 #
 # The guest gets busybox, the repository at /lab (built binaries included,
-# with their shared libraries), kecho/kecho.ko built for its kernel, bash,
+# with their shared libraries), the servers' modules built for its kernel, bash,
 # iproute2 (tc for netem, whose module it loads), nsenter and bpftool.
 # COMMAND runs as root in /lab with OUT=/out; its output streams to stdout
 # and its exit status is this script's. Own failures: 2 usage, 124 timeout,
@@ -43,6 +43,8 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 readonly repo
+# shellcheck source=lib/registry.sh
+source "$repo/lib/registry.sh"
 # shellcheck source=vm/kernels.sh
 source "$repo/vm/kernels.sh"
 readonly guest_modules=(virtio_pci 9pnet_virtio 9p veth inet_diag tcp_diag sch_netem)
@@ -54,22 +56,16 @@ out_dir=
 kernel_log=0
 adds=()
 stage=
-kecho_ko=
+modules_ko=()
 workdir=
 qemu_pid=
 
-die() {
-	echo "run-vm.sh: $*" >&2
-	exit 2
-}
+prog_name run-vm.sh "vm/run-vm.sh --help"
 
+# fail MESSAGE: the guest or qemu failed (exit 125; usage errors are 2).
 fail() {
-	echo "run-vm.sh: $*" >&2
+	warn "$*"
 	exit 125
-}
-
-note() {
-	echo "run-vm.sh: $*" >&2
 }
 
 usage() {
@@ -88,7 +84,7 @@ cleanup() {
 
 # shellcheck disable=SC2317
 on_signal() {
-	note "interrupted; stopping the guest"
+	warn "interrupted; stopping the guest"
 	exit 130
 }
 
@@ -96,25 +92,25 @@ parse_args() {
 	while (($#)); do
 		case $1 in
 		--timeout)
-			(($# >= 2)) || die "--timeout needs a value"
-			[[ $2 =~ ^[1-9][0-9]*$ ]] || die "--timeout: not a number of seconds: $2"
+			(($# >= 2)) || usage_error "--timeout needs a value"
+			[[ $2 =~ ^[1-9][0-9]*$ ]] || usage_error "--timeout: not a number of seconds: $2"
 			timeout_s=$2
 			shift 2
 			;;
 		--kernel)
-			(($# >= 2)) || die "--kernel needs a version (${KERNEL_VERSIONS[*]})"
+			(($# >= 2)) || usage_error "--kernel needs a version (${KERNEL_VERSIONS[*]})"
 			kernel_check "$2" 2>/dev/null ||
-				die "--kernel $2: unknown; the guest boots ${KERNEL_VERSIONS[*]}"
+				usage_error "--kernel $2: unknown; the guest boots ${KERNEL_VERSIONS[*]}"
 			kversion=$2
 			shift 2
 			;;
 		--out)
-			(($# >= 2)) || die "--out needs a directory"
+			(($# >= 2)) || usage_error "--out needs a directory"
 			out_dir=$2
 			shift 2
 			;;
 		--add)
-			(($# >= 2)) || die "--add needs HOST[:GUEST]"
+			(($# >= 2)) || usage_error "--add needs HOST[:GUEST]"
 			adds+=("$2")
 			shift 2
 			;;
@@ -136,21 +132,21 @@ parse_args() {
 			break
 			;;
 		*)
-			die "unknown option '$1' (the command goes after --; see --help)"
+			usage_error "unknown option '$1' (the command goes after --; see --help)"
 			;;
 		esac
 	done
-	(($#)) || die "no command given: vm/run-vm.sh [OPTIONS] -- COMMAND [ARG...]"
+	(($#)) || usage_error "no command given: vm/run-vm.sh [OPTIONS] -- COMMAND [ARG...]"
 	command_args=("$@")
 }
 
 find_kernel() {
 	local why
 	kernel_check "$kversion" 2>/dev/null ||
-		die "unknown kernel '$kversion' (ECHOLAB_KERNEL?); the guest boots ${KERNEL_VERSIONS[*]}"
+		usage_error "unknown kernel '$kversion' (ECHOLAB_KERNEL?); the guest boots ${KERNEL_VERSIONS[*]}"
 	if ! why=$(kernel_find "$kversion" 2>&1); then
 		[[ $kversion != "$KERNEL_DEFAULT" ]] || fail "$why"
-		note "kernel $kversion is not in the cache yet; fetching it (once)"
+		warn "kernel $kversion is not in the cache yet; fetching it (once)"
 		kernel_fetch "$kversion" >&2 || fail "cannot fetch kernel $kversion: $why"
 	fi
 	kernel_find "$kversion" || fail "kernel $kversion: not usable"
@@ -324,14 +320,14 @@ build_initramfs() {
 	done >"$stage/etc/vm/modules"
 
 	copy_tree "$repo" /lab
-	if [[ -n $kecho_ko ]]; then
-		cp "$kecho_ko" "$stage/lab/kecho/kecho.ko"
-	fi
+	for spec in "${modules_ko[@]}"; do
+		cp "${spec%%:*}" "$stage/lab/${spec#*:}"
+	done
 	for spec in "${adds[@]}"; do
 		src=${spec%%:*}
 		dst=${spec#*:}
 		[[ $spec == *:* ]] || dst=$(realpath "$src")
-		[[ -e $src ]] || die "--add: $src does not exist"
+		[[ -e $src ]] || usage_error "--add: $src does not exist"
 		if [[ -d $src ]]; then
 			copy_tree "$(realpath "$src")" "$dst"
 		else
@@ -354,16 +350,21 @@ build_initramfs() {
 		>"$workdir/initramfs.cpio"
 }
 
-# kecho.ko for the guest's kernel (vm/kernels.sh builds it when
-# kecho/kecho.ko is for another one); the guest finds it at kecho/kecho.ko.
-check_kecho() {
-	if [[ ! -f $repo/kecho/kecho.c ]]; then
-		return 0
-	fi
-	kecho_ko=$(kernel_kecho "$kversion") || {
-		kecho_ko=
-		note "warning: no kecho.ko for $kver: vm/kernels.sh kecho $kversion says why"
-	}
+# The suite's modules (kind=module in servers/) built for the guest's
+# kernel (vm/kernels.sh builds each when the one in its directory is for
+# another kernel): the guest finds each at its declared binary path.
+build_modules() {
+	local s dir ko
+	for s in "${SERVERS[@]}"; do
+		[[ $(server_get "$s" kind) == module ]] || continue
+		dir=$(server_get "$s" dir)
+		[[ -f $repo/$dir/Kbuild ]] || continue
+		if ko=$(kernel_module "$dir" "$kversion"); then
+			modules_ko+=("$ko:$(server_get "$s" binary)")
+		else
+			warn "warning: no $s module for $kver: vm/kernels.sh module $dir $kversion says why"
+		fi
+	done
 }
 
 # The end of the guest kernel's log, for a guest that hung or died.
@@ -416,7 +417,7 @@ run_qemu() {
 		fail "the guest ended without reporting an exit status" \
 			"(qemu status $rc; the kernel's last words are above)"
 	fi
-	note "guest up in ${boot:-?}s, command exit $exit_code, wall ${SECONDS}s total" \
+	warn "guest up in ${boot:-?}s, command exit $exit_code, wall ${SECONDS}s total" \
 		"($((SECONDS - start))s in qemu)"
 	exit "$exit_code"
 }
@@ -431,7 +432,7 @@ main() {
 	trap cleanup EXIT
 	trap on_signal INT TERM
 	workdir=$(mktemp -d "${TMPDIR:-/tmp}/run-vm.XXXXXX")
-	check_kecho
+	build_modules
 	build_initramfs
 	run_qemu
 }

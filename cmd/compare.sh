@@ -1,10 +1,17 @@
+#!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash disable=SC2154,SC2034 # ROOT, BENCH, WHERE, NETNS: run.sh's
-# compare.sh - every server this place can run, measured alike: the library
-# behind `sudo ./run.sh compare`, which sources it and calls compare_main.
-# It starts and stops servers with run.sh's own functions (start_server,
-# stop_server, in_bypass), learns which there are from servers/lib.sh, and
-# runs itself again in the guest through vm/lib.sh. See compare_usage.
+# cmd/compare.sh - every server this place can run, measured alike: the
+# command behind `sudo ./run.sh compare`. It learns which servers there are
+# from lib/registry.sh, starts and stops them with lib/lifecycle.sh, and
+# runs itself again in the guest through lib/guest.sh. See compare_usage.
+set -euo pipefail
+
+# shellcheck source=lib/lifecycle.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/lifecycle.sh"
+# shellcheck source=lib/guest.sh
+source "$ECHOLAB_ROOT/lib/guest.sh"
+prog_name compare "./run.sh compare --help"
+ROOT=$ECHOLAB_ROOT
 
 # TIME_WAIT sockets we accept before a measured run. connect() scans past
 # them for a free port with bottom halves off, which slows the client and
@@ -19,8 +26,9 @@ SRV_NS=$NS_SRV	# where the server runs with --netns; --netem: the root's
 NETEM=		# --netem: tc netem's parameters on both ends of the veth
 
 # Set by the command line.
-PORT=12345	# run.sh bench --port sets it
+PORT=${ECHOLAB_PORT:-$DEFAULT_PORT}	# run.sh bench --port sets it
 PLACE=native
+WHERE=native	# the raw files' where=: PLACE, or vm inside the guest
 COMPARE_BYPASS=0
 REPEAT=3
 SWEEP_KEY=
@@ -72,19 +80,6 @@ The last line printed is 'results: DIR'.
 EOF
 }
 
-compare_die() {
-	echo "compare: $*" >&2
-	exit 1
-}
-
-compare_usage_error() {
-	echo "compare: $*" >&2
-	echo "Try './run.sh compare --help'." >&2
-	exit 2
-}
-
-compare_say() { echo "compare: $*"; }
-
 compare_parse_args() {
 	local a skip_next=''
 	for a in "$@"; do
@@ -105,7 +100,7 @@ compare_parse_args() {
 		--netns) [[ $PLACE == vm ]] || PLACE=netns ;;
 		--vm) PLACE=vm ;;
 		--netem)
-			[[ ${2:-} =~ ^[a-z] ]] || compare_usage_error "--netem needs tc netem's parameters, e.g. --netem 'loss 1%'"
+			[[ ${2:-} =~ ^[a-z] ]] || usage_error "--netem needs tc netem's parameters, e.g. --netem 'loss 1%'"
 			NETEM=$2
 			SRV_NS=
 			[[ $PLACE == vm ]] || PLACE=netns
@@ -113,42 +108,42 @@ compare_parse_args() {
 			;;
 		--bypass) COMPARE_BYPASS=1 ;;
 		--repeat)
-			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || compare_usage_error "--repeat needs a positive number"
+			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--repeat needs a positive number"
 			REPEAT=$2
 			shift
 			;;
 		--sweep)
 			[[ ${2:-} =~ ^(threads|size)=[0-9]+(,[0-9]+)*$ ]] ||
-				compare_usage_error "--sweep takes threads=N,N,... or size=N,N,..."
+				usage_error "--sweep takes threads=N,N,... or size=N,N,..."
 			SWEEP_KEY=${2%%=*}
 			IFS=, read -ra SWEEP_VALUES <<<"${2#*=}"
 			shift
 			;;
 		--out)
-			[[ -n ${2:-} ]] || compare_usage_error "--out needs a directory"
+			[[ -n ${2:-} ]] || usage_error "--out needs a directory"
 			OUT=$2
 			shift
 			;;
 		--cpus)
-			[[ -n ${2:-} ]] || compare_usage_error "--cpus needs auto, none or a CPU list"
+			[[ -n ${2:-} ]] || usage_error "--cpus needs auto, none or a CPU list"
 			COMPARE_CPUS=$2
 			shift
 			;;
 		-p | --port | -H | --host | -o | --output | -l | --label)
-			compare_usage_error "$1 is set by compare itself"
+			usage_error "$1 is set by compare itself"
 			;;
 		*) BENCH_ARGS+=("$1") ;;
 		esac
 		shift
 	done
 	if ((COMPARE_BYPASS)) && [[ $PLACE == netns || -n $NETEM ]]; then
-		compare_usage_error "--bypass joins two sockets of one network stack; it has nothing to bypass between namespaces (use it without --netns)"
+		usage_error "--bypass joins two sockets of one network stack; it has nothing to bypass between namespaces (use it without --netns)"
 	fi
 	((${#BENCH_ARGS[@]})) || BENCH_ARGS=(-t 1000 -r 10)
 	# bench judges its own flags (--help last: every flag is parsed first).
 	local err
 	err=$("$BENCH" "${BENCH_ARGS[@]}" --help 2>&1 >/dev/null) ||
-		compare_usage_error "bad bench arguments '${BENCH_ARGS[*]}': ${err%%$'\n'*}"
+		usage_error "bad bench arguments '${BENCH_ARGS[*]}': ${err%%$'\n'*}"
 }
 
 # Resolves --cpus into SERVER_CPUS and CLIENT_PLACE (bench's --cpus).
@@ -168,7 +163,7 @@ resolve_cpus() {
 	esac
 	CLIENT_PLACE=(--cpus "$(other_cpus "$SERVER_CPUS")")
 	[[ -n ${CLIENT_PLACE[1]} ]] ||
-		compare_usage_error "--cpus $SERVER_CPUS leaves no CPU for bench (or use --cpus none)"
+		usage_error "--cpus $SERVER_CPUS leaves no CPU for bench (or use --cpus none)"
 }
 
 # ---- places -------------------------------------------------------------
@@ -185,12 +180,12 @@ in_ns() {
 	fi
 }
 
-# The client also joins the bypass's cgroup when the server has one.
+# The client also joins the server's fronts (the bypass's cgroup).
 in_client() {
 	if [[ $PLACE == netns ]]; then
 		in_ns "$NS_CLI" "$@"
 	else
-		in_bypass "$@"
+		front_enter "$@"
 	fi
 }
 
@@ -217,7 +212,7 @@ netns_up() {
 	nsenter --net="/run/netns/$NS_CLI" sysctl -qw net.ipv4.tcp_tw_reuse=1
 	local how=
 	[[ -z $NETEM ]] || { netem_up; how=", netem ($NETEM) each way"; }
-	compare_say "netns: ${SRV_NS:-the root namespace} ($NS_SRV_IP) <-veth-> $NS_CLI ($NS_CLI_IP)$how"
+	say "netns: ${SRV_NS:-the root namespace} ($NS_SRV_IP) <-veth-> $NS_CLI ($NS_CLI_IP)$how"
 }
 
 # netem_up: NETEM on both ends' egress, so that each direction gets it.
@@ -227,9 +222,9 @@ netem_up() {
 	if ! err=$(in_ns "$SRV_NS" tc qdisc add dev echolab-srv0 root netem $NETEM 2>&1) ||
 		! err=$(in_ns "$NS_CLI" tc qdisc add dev echolab-cli0 root netem $NETEM 2>&1); then
 		if [[ $err == *"qdisc kind is unknown"* ]]; then
-			compare_die "netem: this kernel ($(uname -r)) has no sch_netem; run it in the qemu guest: sudo ./run.sh compare --vm --netem '$NETEM'"
+			die "netem: this kernel ($(uname -r)) has no sch_netem; run it in the qemu guest: sudo ./run.sh compare --vm --netem '$NETEM'"
 		fi
-		compare_die "netem '$NETEM': tc refused it: $err"
+		die "netem '$NETEM': tc refused it: $err"
 	fi
 }
 
@@ -255,10 +250,10 @@ drain_time_wait() {
 	for ((i = 0; i < TW_WAIT_S; i++)); do
 		n=$(time_wait)
 		((n <= TW_MAX)) && return 0
-		((i % 15)) || compare_say "waiting for $n TIME_WAIT sockets to expire (below $TW_MAX: a clean run)"
+		((i % 15)) || say "waiting for $n TIME_WAIT sockets to expire (below $TW_MAX: a clean run)"
 		sleep 1
 	done
-	compare_say "warning: still $n TIME_WAIT sockets after ${TW_WAIT_S}s; going on"
+	say "warning: still $n TIME_WAIT sockets after ${TW_WAIT_S}s; going on"
 }
 
 # bench_run SERVER FILE EXTRA-ARGS...: one measured run, summary to stdout.
@@ -275,19 +270,17 @@ bench_run() {
 # when the server does not start.
 measure_server() {
 	local label=$1 server=$2 rep file tag v
-	local args=()
+	local args=() place=()
 	shift 2
+	[[ $PLACE != netns || -z $SRV_NS ]] || place+=(--netns "$SRV_NS")
+	[[ -z $SERVER_CPUS ]] || place+=(--cpus "$SERVER_CPUS")
 	# A subshell: a server that cannot start ends it, not the comparison.
-	(
-		[[ $PLACE != netns ]] || NETNS=$SRV_NS
-		CPUS=$SERVER_CPUS
-		cmd_start "$server" --port "$PORT" "$@"
-	) 2>&1 | sed 's/^/  /'
+	(server_start "$server" --port "$PORT" "${place[@]}" "$@") 2>&1 | sed 's/^/  /'
 	((PIPESTATUS[0] == 0)) || return 1
 	RUNNING=$server
 	# Warm-up: caches, page cache, BPF JIT, accept queue; not recorded.
 	in_client "$BENCH" -H "$(server_host)" -p "$PORT" "${CLIENT_PLACE[@]}" -t 10 -r 10 -q \
-		-o /dev/null >/dev/null || compare_say "warning: the warm-up against $label had failures"
+		-o /dev/null >/dev/null || say "warning: the warm-up against $label had failures"
 	for v in "${SWEEP_VALUES[@]:-}"; do
 		args=()
 		tag=
@@ -298,12 +291,12 @@ measure_server() {
 		for ((rep = 1; rep <= REPEAT; rep++)); do
 			drain_time_wait
 			file=$OUT/$label$tag-$rep.tsv
-			compare_say "$label${tag:+ ($SWEEP_KEY=$v)}: run $rep of $REPEAT"
+			say "$label${tag:+ ($SWEEP_KEY=$v)}: run $rep of $REPEAT"
 			bench_run "$label" "$file" --meta "repeat=$rep" "${args[@]}" -q |
 				tee -a "$OUT/summaries.txt"
 		done
 	done
-	(stop_server) 2>&1 | sed 's/^/  /'
+	(server_stop) 2>&1 | sed 's/^/  /'
 	RUNNING=
 }
 
@@ -431,16 +424,6 @@ pooled_summary() {
 		echo "$("$BENCH" --summarize "${files[@]}") client_bound_runs=$bound/${#files[@]}"
 }
 
-field() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"; }
-
-# join SEP WORD...: the words with SEP between them.
-join() {
-	local sep=$1 out=$2 w
-	shift 2
-	for w in "$@"; do out+=$sep$w; done
-	echo "$out"
-}
-
 # summary_row PREFIX LINE BASE: one table row from a summary line and the
 # user baseline's; PREFIX arrival_ picks the server-side percentiles.
 summary_row() {
@@ -465,7 +448,7 @@ summary_row() {
 
 # Stops what we started: the server, the namespaces. Safe to call twice.
 compare_cleanup() {
-	[[ -z $RUNNING ]] || (stop_server) >/dev/null 2>&1 || true
+	[[ -z $RUNNING ]] || (server_stop) >/dev/null 2>&1 || true
 	RUNNING=
 	[[ -z $NETNS_UP ]] || netns_down
 }
@@ -473,7 +456,7 @@ compare_cleanup() {
 compare_interrupted() {
 	trap - INT TERM
 	echo
-	compare_say "interrupted: stopping ${RUNNING:-nothing}; the raw files written so far stay in $OUT"
+	say "interrupted: stopping ${RUNNING:-nothing}; the raw files written so far stay in $OUT"
 	compare_cleanup
 	echo "results: $OUT"
 	exit 130
@@ -483,7 +466,7 @@ compare_interrupted() {
 compare_in_guest() {
 	local rev rc=0
 	rev=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
-	compare_say "booting the qemu guest; everything below runs inside it"
+	say "booting the qemu guest; everything below runs inside it"
 	in_guest "$OUT" "${VM_TIMEOUT:-5000}" env ECHOLAB_GIT="$rev" \
 		./run.sh compare --out /out "${GUEST_ARGS[@]}" || rc=$?
 	# The guest has no gnuplot: the host draws, from the raw files alone.
@@ -494,11 +477,11 @@ compare_in_guest() {
 	exit "$rc"
 }
 
-compare_main() {
+main() {
 	local label server args why
-	[[ $(id -u) -eq 0 ]] || compare_die "compare needs root (it starts servers): run it with sudo"
 	[[ -x $BENCH ]] || make -C "$ROOT" --no-print-directory bench >/dev/null
 	compare_parse_args "$@"
+	need_root compare
 	WHERE=${ECHOLAB_WHERE:-$PLACE}
 	[[ $PLACE == vm ]] || resolve_cpus	# the guest resolves its own
 	# The guest's kernel in the name when one was picked (run.sh --kernel).
@@ -517,14 +500,14 @@ compare_main() {
 		# shellcheck disable=SC2086 # args: zero or more start options
 		why=$(server_unavailable "$server" $args)
 		if [[ -n $why ]]; then
-			compare_say "$label: not measured here: $why"
+			say "$label: not measured here: $why"
 			SKIPPED+=("\`$label\`: $why")
 			continue
 		fi
-		compare_say "$label: start"
+		say "$label: start"
 		# shellcheck disable=SC2086 # args: zero or more start options
 		if ! measure_server "$label" "$server" $args; then
-			compare_say "$label: did not start (its message is above)"
+			say "$label: did not start (its message is above)"
 			SKIPPED+=("\`$label\`: did not start here; \`sudo ./run.sh $server\` shows why")
 			continue
 		fi
@@ -541,3 +524,5 @@ compare_main() {
 	cat "$OUT/summary.md"
 	[[ $WHERE == vm ]] || echo "results: $OUT"	# the host says it, after plotting
 }
+
+main "$@"

@@ -1,11 +1,20 @@
+#!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash disable=SC2154 # ROOT, BENCH, WHERE: run.sh's
-# soak.sh - the same load again and again, and what each server holds after
-# every run: the library behind `sudo ./run.sh soak` (`make soak`), which
-# sources it and calls soak_main. Servers start and stop with run.sh's own
-# cmd_start and stop_server; those this machine cannot run (kecho where
-# modules do not load) are soaked by the guest's run.sh, into the same file.
-# See soak_usage.
+# cmd/soak.sh - the same load again and again, and what each server holds
+# after every run: the command behind `sudo ./run.sh soak` (`make soak`).
+# Servers start and stop with lib/lifecycle.sh; those this machine cannot
+# run (kecho where modules do not load) are soaked by the guest's run.sh,
+# into the same file. See soak_usage.
+set -euo pipefail
+
+# shellcheck source=lib/lifecycle.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/lifecycle.sh"
+# shellcheck source=lib/guest.sh
+source "$ECHOLAB_ROOT/lib/guest.sh"
+prog_name soak "./run.sh soak --help"
+ROOT=$ECHOLAB_ROOT
+WHERE=${ECHOLAB_WHERE:-native}
+PORT=$DEFAULT_PORT
 
 SOAK_RUNS=20
 SOAK_OUT=
@@ -52,26 +61,18 @@ and slab by at most $SOAK_DRIFT_PCT%. Exit status 1 when a server failed.
 EOF
 }
 
-soak_say() { echo "soak: $*"; }
-
-soak_usage_error() {
-	echo "soak: $*" >&2
-	echo "Try './run.sh soak --help'." >&2
-	exit 2
-}
-
 soak_parse_args() {
 	local known
 	known=" $(all_variants | cut -d' ' -f1 | tr '\n' ' ')"
 	while (($#)); do
 		case $1 in
 		--runs)
-			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || soak_usage_error "--runs needs a positive number"
+			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--runs needs a positive number"
 			SOAK_RUNS=$2
 			shift 2
 			;;
 		--out)
-			[[ -n ${2:-} ]] || soak_usage_error "--out needs a directory"
+			[[ -n ${2:-} ]] || usage_error "--out needs a directory"
 			SOAK_OUT=$2
 			shift 2
 			;;
@@ -80,7 +81,7 @@ soak_parse_args() {
 			shift
 			;;
 		--verdict)
-			[[ -f ${2:-}/soak.tsv ]] || soak_usage_error "--verdict needs a directory with a soak.tsv"
+			[[ -f ${2:-}/soak.tsv ]] || usage_error "--verdict needs a directory with a soak.tsv"
 			SOAK_OUT=$2
 			soak_verdict
 			exit
@@ -89,9 +90,9 @@ soak_parse_args() {
 			soak_usage
 			exit 0
 			;;
-		-*) soak_usage_error "unknown option '$1'" ;;
+		-*) usage_error "unknown option '$1'" ;;
 		*)
-			[[ $known == *" $1 "* ]] || soak_usage_error "unknown variant '$1' (variants:$known)"
+			[[ $known == *" $1 "* ]] || usage_error "unknown variant '$1' (variants:$known)"
 			SOAK_LABELS+=("$1")
 			shift
 			;;
@@ -146,14 +147,14 @@ soak_settle() {
 soak_server() {
 	local label=$1 server=$2 run out
 	shift 2
-	(cmd_start "$server" --port "$PORT" "$@") 2>&1 | sed 's/^/  /'
+	(server_start "$server" --port "$PORT" "$@") 2>&1 | sed 's/^/  /'
 	if ((PIPESTATUS[0] != 0)); then
-		soak_say "$label: did not start (its message is above)"
+		say "$label: did not start (its message is above)"
 		printf '%s\t%s\t0\t-\tstart\n' "$label" "$WHERE" >>"$SOAK_OUT/soak.tsv"
 		return 1
 	fi
 	for ((run = 1; run <= SOAK_RUNS; run++)); do
-		out=$(in_bypass "$BENCH" -p "$PORT" -t 1000 -r 10 -T "$SOAK_TIMEOUT_MS" -q \
+		out=$(front_enter "$BENCH" -p "$PORT" -t 1000 -r 10 -T "$SOAK_TIMEOUT_MS" -q \
 			-o "$SOAK_OUT/run.tsv" 2>/dev/null) || true
 		# Of the samples, the failed ones are kept (failures.tsv), with why.
 		awk -F'\t' -v OFS='\t' -v l="$label" -v r="$run" \
@@ -165,13 +166,13 @@ soak_server() {
 			"$(soak_field "$out" samples)" "$(soak_field "$out" failed)" \
 			"$(soak_field "$out" arrival_p50_us)" "$(soak_field "$out" arrival_p99_us)" \
 			"$fds" "$rss" "$sockets" "$tw" "$held" "$slab" >>"$SOAK_OUT/soak.tsv"
-		soak_say "$label run $run/$SOAK_RUNS: samples=$(soak_field "$out" samples) failed=$(soak_field "$out" failed)" \
+		say "$label run $run/$SOAK_RUNS: samples=$(soak_field "$out" samples) failed=$(soak_field "$out" failed)" \
 			"fds=$fds rss=${rss}KiB connections=$sockets time_wait=$tw held=$held slab=${slab}KiB"
 	done
-	(stop_server) 2>&1 | sed 's/^/  /'
+	(server_stop) 2>&1 | sed 's/^/  /'
 }
 
-# soak_field LINE KEY: compare's field, '-' when the line lacks KEY.
+# soak_field LINE KEY: field, '-' when the line lacks KEY.
 soak_field() {
 	local v
 	v=$(field "$1" "$2")
@@ -227,13 +228,12 @@ soak_verdict() {
 	return "$rc"
 }
 
-soak_main() {
+main() {
 	local label server args why
 	local guest=()
 	soak_parse_args "$@"
-	[[ $(id -u) -eq 0 ]] || { echo "soak: needs root (it starts servers): run it with sudo" >&2; exit 1; }
+	need_root soak
 	[[ -x $BENCH ]] || make -C "$ROOT" --no-print-directory bench >/dev/null
-	PORT=$DEFAULT_PORT
 	SOAK_OUT=${SOAK_OUT:-$ROOT/results/$(date +%Y%m%d-%H%M%S)-soak-$( ((SOAK_VM)) && echo vm || echo "$WHERE")}
 	mkdir -p "$SOAK_OUT"
 	[[ -s $SOAK_OUT/soak.tsv ]] || tr ' ' '\t' <<<"$SOAK_COLUMNS" >"$SOAK_OUT/soak.tsv"
@@ -248,20 +248,22 @@ soak_main() {
 			continue
 		fi
 		if [[ -n $why ]]; then
-			soak_say "$label: not soaked here: $why"
+			say "$label: not soaked here: $why"
 			continue
 		fi
-		soak_say "$label: $SOAK_RUNS runs"
+		say "$label: $SOAK_RUNS runs"
 		# shellcheck disable=SC2086 # args: zero or more start options
 		soak_server "$label" "$server" $args || true
 	done < <(all_variants)
 	if ((${#guest[@]})); then
-		soak_say "${guest[*]}: in the qemu guest"
+		say "${guest[*]}: in the qemu guest"
 		in_guest "$SOAK_OUT" "${VM_TIMEOUT:-7200}" ./run.sh soak --runs "$SOAK_RUNS" --out /out "${guest[@]}" ||
-			soak_say "the guest's soak ended with a failure (its rows are in soak.tsv)"
+			say "the guest's soak ended with a failure (its rows are in soak.tsv)"
 	fi
 	local rc=0
 	soak_verdict || rc=$?
 	echo "results: $SOAK_OUT"
 	return "$rc"
 }
+
+main "$@"

@@ -1,0 +1,189 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# lib/common.sh - the helpers every script of the suite shares: messages
+# and exits, root, summary fields, CPU lists, the kernel log, processes.
+#
+# Libraries (lib/*.sh) are sourced by commands (run.sh, cmd/*.sh, ftrace/,
+# vm/, tests/, results/plot.sh) and never call a command nor read a
+# variable a command sets. A command names itself once with prog_name;
+# die, say and usage_error then speak with that name.
+
+# shellcheck disable=SC2034 # for the libraries and commands that source this
+ECHOLAB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+_prog=${0##*/}
+_prog_help=
+
+# prog_name NAME [HELP-COMMAND]: how messages name their sender, and the
+# command that prints its usage (for usage_error's hint).
+prog_name() {
+	_prog=$1
+	_prog_help=${2:-}
+}
+
+# die MESSAGE: what failed and what to do, on stderr; exit status 1.
+die() {
+	echo "$_prog: $*" >&2
+	exit 1
+}
+
+# usage_error MESSAGE: a bad command line; exit status 2.
+usage_error() {
+	echo "$_prog: $*" >&2
+	[[ -z $_prog_help ]] || echo "Try '$_prog_help'." >&2
+	exit 2
+}
+
+say() { echo "$_prog: $*"; }
+
+# warn MESSAGE: say, on stderr (for scripts whose stdout is data).
+warn() { echo "$_prog: $*" >&2; }
+
+# need_root WHAT: WHAT needs root; die saying so otherwise.
+need_root() {
+	[[ $(id -u) -eq 0 ]] ||
+		die "'$1' needs root (it starts servers, loads BPF programs or changes sysctls): run it with sudo"
+}
+
+# field LINE KEY: the value of KEY in a 'key=value ...' line (bench's
+# summary line, run.sh status's counters); nothing when it has none.
+field() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"; }
+
+# join SEP WORD...: the words with SEP between them.
+join() {
+	local sep=$1 out=$2 w
+	shift 2
+	for w in "$@"; do out+=$sep$w; done
+	echo "$out"
+}
+
+# ---- CPU lists (taskset -c syntax: 0, 0-1, 0,2-3) ----------------------------
+
+# cpu_mask LIST: the hex mask sysfs takes (rps_cpus).
+cpu_mask() {
+	local part mask=0 c
+	local -a parts
+	IFS=, read -ra parts <<<"$1"
+	for part in "${parts[@]}"; do
+		for ((c = ${part%-*}; c <= ${part#*-}; c++)); do
+			((mask |= 1 << c))
+		done
+	done
+	printf '%x\n' "$mask"
+}
+
+# cpu_list_ok LIST: LIST is a list of CPUs this machine has.
+cpu_list_ok() {
+	[[ $1 =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] && taskset -c "$1" true 2>/dev/null
+}
+
+# parse_cpus LIST: LIST, or a usage error naming --cpus.
+parse_cpus() {
+	cpu_list_ok "$1" ||
+		usage_error "--cpus: '$1' is not a list of this machine's CPUs (0-$(($(nproc) - 1)), e.g. 0 or 0-1)"
+	echo "$1"
+}
+
+# other_cpus LIST: this machine's CPUs that LIST leaves; empty when none.
+other_cpus() {
+	local mask c rest=()
+	mask=$((16#$(cpu_mask "$1")))
+	for ((c = 0; c < $(nproc); c++)); do
+		((mask & 1 << c)) || rest+=("$c")
+	done
+	(IFS=,; echo "${rest[*]}")
+}
+
+# ---- the kernel log ------------------------------------------------------------
+
+# What counts as "the kernel complained" in its log, everywhere: run.sh
+# stop, the fault tests, the guest's kecho tests.
+KERNEL_COMPLAINT='WARNING|BUG|Oops|general protection|Call Trace|refcount_t|seq # bug|hung task|soft lockup|leak'
+
+# dmesg_mark: the timestamp of the kernel log's last line (0 when empty or
+# unreadable); dmesg_since MARK: the lines logged after it. A timestamp,
+# not a line count: once the ring buffer is full, old lines fall out as new
+# ones come and a count points into lines already seen.
+dmesg_mark() {
+	dmesg 2>/dev/null | awk -F'[][]' '/^\[/ { t = $2 + 0 } END { printf "%.6f\n", t }'
+}
+dmesg_since() {
+	dmesg 2>/dev/null | awk -F'[][]' -v m="$1" '/^\[/ { new = ($2 + 0 > m + 0) } new'
+}
+
+# kernel_complaints MARK: the lines since MARK that say the kernel complained.
+kernel_complaints() { dmesg_since "$1" | grep -E "$KERNEL_COMPLAINT" || true; }
+
+# ---- processes, cgroups, modules -----------------------------------------------
+
+# alive PID [EXE]: PID is a live process (not a zombie), running EXE.
+alive() {
+	local pid=$1 exe=${2:-} stat
+	[[ -n $pid ]] || return 1
+	# The process may vanish (and bash reap it) at any moment: read, do not
+	# test and then read. A failed $(<file) would end the script under -e.
+	{ read -r stat <"/proc/$pid/stat"; } 2>/dev/null || return 1
+	stat=${stat##*) }
+	[[ ${stat%% *} != Z ]] || return 1
+	[[ -z $exe || $(readlink "/proc/$pid/exe" 2>/dev/null) == "$exe" ]]
+}
+
+# cgroup v2 may be mounted anywhere (/sys/fs/cgroup/unified on hybrid
+# systems): mountinfo says where.
+cgroup2_mount() {
+	awk '{ for (i = 7; i < NF; i++) if ($i == "-") break }
+	     $(i + 1) == "cgroup2" { print $5; exit }' /proc/self/mountinfo
+}
+
+module_loaded() { grep -q "^$1 " /proc/modules 2>/dev/null; }
+
+# ---- BPF objects -----------------------------------------------------------------
+
+# bpf_maps PID NAME...: the ids of the BPF maps of those names that process
+# PID holds (bpftool lists holders as 'pids comm(PID)'; where it cannot,
+# every map of the name).
+# shellcheck disable=SC2016 # awk programs
+bpf_maps() {
+	local pid=$1
+	shift
+	bpftool map show | awk -v pid="($pid)" -v names=" $* " '
+		function flush() { if (id != "" && (held || !listed)) print id }
+		/^[0-9]+:/ { flush(); id = ""; held = listed = 0
+			for (i = 1; i < NF; i++)
+				if ($i == "name" && index(names, " " $(i + 1) " ")) id = $1 + 0 }
+		/^[ \t]+pids / { listed = 1; held = index($0, pid) > 0 }
+		END { flush() }'
+}
+
+# bpf_counters PID MAP...: 'name=value ...' of the counters in those maps of
+# process PID, read from the kernel with bpftool (their BTF names the
+# fields); per-CPU values are summed. Nothing, and status 0, when the
+# maps are gone (their process was killed); a sentence saying so when
+# bpftool is missing, never a silent blank.
+bpf_counters() {
+	local pid=$1 id
+	shift
+	[[ -n $pid ]] || return 0
+	if ! command -v bpftool >/dev/null; then
+		echo "unknown (bpftool is not installed: run 'make deps')"
+		return 0
+	fi
+	for id in $(bpf_maps "$pid" "$@"); do
+		bpftool -j map dump id "$id"
+	done | { grep -oE '"[a-z_]+":[0-9]+' || true; } | awk -F'[":]+' '
+		$2 != "key" && $2 != "cpu" {
+			if (!($2 in sum)) order[n++] = $2
+			sum[$2] += $3
+		}
+		END { for (i = 0; i < n; i++) printf "%s%s=%.0f", i ? " " : "", order[i], sum[order[i]]
+			if (n) print "" }'
+}
+
+# bpf_prog_loaded NAME...: a BPF program of one of those names is loaded
+# (status 2 when bpftool cannot tell).
+bpf_prog_loaded() {
+	local progs re
+	progs=$(bpftool prog show) || return 2
+	re="name ($(join '|' "$@")) "
+	grep -qE "$re" <<<"$progs"
+}

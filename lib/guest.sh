@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# lib/guest.sh - "the same command, in the qemu guest": the one helper that
+# run.sh --vm, compare --vm, soak, the ftrace scripts' --vm and the tests
+# use. The guest itself is vm/run-vm.sh; its kernels, vm/kernels.sh.
+
+# shellcheck source=lib/registry.sh
+source "$(dirname "${BASH_SOURCE[0]}")/registry.sh"
+# shellcheck source=vm/kernels.sh
+source "$ECHOLAB_ROOT/vm/kernels.sh"
+
+VM_RUN=$ECHOLAB_ROOT/vm/run-vm.sh
+
+# guest_build: everything the guest runs, built, and each module server
+# (kind=module) built for the kernel it boots ($ECHOLAB_KERNEL, default
+# 6.1); vm/run-vm.sh puts each where its declaration says.
+guest_build() {
+	local kver s
+	kver=$("$VM_RUN" --print-kernel) || return 1
+	make -C "$ECHOLAB_ROOT" --no-print-directory bench "${SERVERS[@]}" ftrace tests >/dev/null || {
+		warn "the build for the guest failed: run 'make all tests' to see why"
+		return 1
+	}
+	for s in "${SERVERS[@]}"; do
+		[[ $(server_get "$s" kind) == module ]] || continue
+		kernel_module "$(server_get "$s" dir)" >/dev/null || {
+			warn "building $s for the guest's kernel $kver failed: run 'vm/kernels.sh module $(server_get "$s" dir) ${ECHOLAB_KERNEL:-$KERNEL_DEFAULT}'"
+			return 1
+		}
+	done
+}
+
+# in_guest OUT TIMEOUT COMMAND...: builds what the guest needs, then runs
+# COMMAND (from the repository's root, with ECHOLAB_WHERE=vm) in the guest,
+# whose /out is OUT here; its output names OUT wherever it says /out.
+# Returns COMMAND's status (run-vm.sh's own: 124 timeout, 125 guest died).
+in_guest() {
+	local out=$1 timeout=$2
+	shift 2
+	guest_build || return 1
+	mkdir -p "$out"
+	"$VM_RUN" --timeout "$timeout" --out "$out" -- env ECHOLAB_WHERE=vm "$@" |
+		sed -u "s#/out\([/\` ]\|$\)#$out\1#g"
+	return "${PIPESTATUS[0]}"
+}

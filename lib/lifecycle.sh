@@ -1,0 +1,413 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # the variables are for its users
+# lib/lifecycle.sh - one server at a time: start it (with its fronts, on its
+# CPUs, in a network namespace), prove it serves, stop it, prove nothing of
+# it is left, and say how it is. Its state lives in $STATE_DIR, written
+# here only and read through state. The sysctls a 1000-thread run needs are
+# raised while a server runs and restored when it stops.
+#
+# Used by run.sh and the commands (cmd/, ftrace/): server_start,
+# server_stop, server_status, front_enter, ensure_built. The servers'
+# hooks (lib/registry.sh) run inside these functions.
+
+# shellcheck source=lib/registry.sh
+source "$(dirname "${BASH_SOURCE[0]}")/registry.sh"
+
+STATE_DIR=${ECHOLAB_STATE_DIR:-/run/echolab}
+SERVER_LOG=$STATE_DIR/server.log
+BENCH=$ECHOLAB_ROOT/bench/bench
+DEFAULT_PORT=12345
+READY_TIMEOUT_S=5	# a server must answer an echo within this
+STOP_TIMEOUT_S=5	# SIGTERM grace period before SIGKILL
+WANT_BACKLOG=4096	# 1000 clients connecting at once fit with room
+# Past this many TIME_WAIT sockets the kernel closes new ones at once, so a
+# client may reuse a 4-tuple whose server end still lives: SYN challenged,
+# connect times out. 2 GiB machines default to 8192; 1000 x 10 makes 10,000.
+WANT_TW_BUCKETS=131072
+# Packets each CPU queues for the loopback's receive softirq. 1000 clients
+# connecting at once overflow the default 1000 once that softirq runs as
+# ksoftirqd among them: in the guest, 250-6,600 drops per 1000 x 10 run
+# against kecho and 1-59 samples lost (SYNs dropped three times); with
+# 10000, no drop and no loss in 9 of 9 runs.
+WANT_NETDEV_BACKLOG=10000
+# The loopback's receive packet steering (RPS) mask: --cpus points it at
+# the server's CPUs, so that the kernel's receive processing of a local
+# packet runs there, and with it whatever a kernel server does in that
+# context (ebpf's verdict and echo, kecho's work queued from it); by
+# default it runs on the CPU that sent the packet, the client's.
+LO_RPS=/sys/class/net/lo/queues/rx-0/rps_cpus
+
+# The network namespace of the server being started or stopped (its
+# state's netns); empty: this one.
+_lc_netns=
+
+# state KEY: what the lifecycle recorded (server, pid, port, exe, args,
+# cpus, netns, fronts, started, and each front's own), or nothing.
+state() { cat "$STATE_DIR/$1" 2>/dev/null || true; }
+
+# state_set KEY VALUE: for the hooks, which keep their own state here.
+state_set() { echo "$2" >"$STATE_DIR/$1"; }
+
+# in_netns CMD...: CMD where the server lives. nsenter, not 'ip netns
+# exec': that one also remounts /sys, which hides the cgroup v2 mount.
+# nsenter execs CMD: a process started so in the background is CMD's pid.
+in_netns() {
+	local enter=()
+	[[ -z $_lc_netns ]] || enter=(nsenter --net="/run/netns/$_lc_netns")
+	"${enter[@]}" "$@"
+}
+
+# port_listening PORT: the listening TCP sockets on it, as ss prints them.
+port_listening() { in_netns ss -Htln "sport = :$1" 2>/dev/null || true; }
+
+port_owner() {
+	in_netns ss -Htlnp "sport = :$1" 2>/dev/null | grep -o 'users:.*' | head -n1 || true
+}
+
+# ensure_built NAME: builds server or front NAME and bench when either is
+# missing, installing packages first when a tool the build needs is.
+ensure_built() {
+	local name=$1 tool dir
+	if [[ -e $(server_binary "$name") && -x $BENCH ]]; then
+		return 0
+	fi
+	for tool in make $(server_get "$name" tools); do
+		if ! command -v "$tool" >/dev/null; then
+			say "'$tool' is missing: running 'make deps' first"
+			"$ECHOLAB_ROOT/scripts/deps.sh"
+			break
+		fi
+	done
+	dir=$(server_get "$name" dir)
+	say "building $name and bench"
+	make -C "$ECHOLAB_ROOT" --no-print-directory bench >/dev/null ||
+		die "building bench failed: run 'make bench' to see why"
+	[[ -z $dir ]] || make -C "$ECHOLAB_ROOT/$dir" --no-print-directory >/dev/null ||
+		die "the build failed: run 'make -C $dir' to see why"
+}
+
+# ---- a plain process server: the hooks' defaults ------------------------------
+
+# PORT ARGS...: the binary, detached, in its own session, in the server's
+# network namespace, on its CPUs and in its fronts; pid is set. $! must be
+# the server itself: front_enter's subshell, nsenter, setsid and taskset
+# exec, none of them forks.
+default_start() {
+	local port=$1 bin enter=() place=()
+	shift
+	[[ -z $_lc_netns ]] || enter=(nsenter --net="/run/netns/$_lc_netns")
+	[[ -z $(state cpus) ]] || place=(taskset -c "$(state cpus)")
+	bin=$(server_binary "$(state server)")
+	state_set exe "$bin"
+	# The server joins its fronts before it opens its listener: a socket
+	# belongs to the cgroup of the process that made it.
+	front_enter "${enter[@]}" setsid "${place[@]}" "$bin" --port "$port" "$@" \
+		</dev/null >"$SERVER_LOG" 2>&1 &
+	pid=$!
+	wait_exec "$pid" "$bin"
+}
+
+default_running() { alive "$(state pid)" "$(state exe)"; }
+
+default_stop() { terminate "$(state server)" "$(state pid)" "$(state exe)"; }
+
+# wait_exec PID EXE: until a started shell has become EXE (a second at most).
+wait_exec() {
+	local pid=$1 exe=$2 i
+	for ((i = 0; i < 100; i++)); do
+		[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$exe" ]] && return 0
+		alive "$pid" || return 0	# server_start reports it
+		sleep 0.01
+	done
+}
+
+# terminate NAME PID EXE: SIGTERM, then SIGKILL after a grace period.
+terminate() {
+	local name=$1 pid=$2 exe=$3 i
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
+		alive "$pid" "$exe" || break
+		sleep 0.1
+	done
+	if alive "$pid" "$exe"; then
+		say "$name (pid $pid) ignored SIGTERM for ${STOP_TIMEOUT_S}s: killing it"
+		kill -KILL "$pid" 2>/dev/null || true
+		sleep 0.2
+	fi
+	wait "$pid" 2>/dev/null || true
+	! alive "$pid" "$exe" || die "$name (pid $pid) is still running after SIGKILL"
+}
+
+# ---- fronts ------------------------------------------------------------------
+
+# front_enter CMD...: CMD inside the running server's fronts (their enter
+# hooks, nested), or just CMD when it has none.
+front_enter() {
+	local fronts
+	read -ra fronts <<<"$(state fronts)"
+	_front_enter "${fronts[@]}" -- "$@"
+}
+_front_enter() {
+	local f=$1
+	shift
+	if [[ $f == -- ]]; then
+		exec_or_run "$@"
+	else
+		server_hook "$f" enter _front_enter "$@"
+	fi
+}
+
+# exec_or_run CMD...: CMD, in this process when it is a subshell of its own.
+exec_or_run() {
+	if [[ $BASHPID != "$$" ]]; then exec "$@"; fi
+	"$@"
+}
+
+# ---- sysctls and placement -----------------------------------------------------
+
+# raise_sysctl KEY VALUE: at least VALUE, the original kept for restore.
+raise_sysctl() {
+	local key=$1 want=$2 cur
+	# Some keys are global, not per network namespace: a namespace has
+	# none of its own to raise (compare --netns).
+	if ! cur=$(in_netns sysctl -n "$key" 2>/dev/null); then
+		say "not raising $key: there is none in this network namespace"
+		return 0
+	fi
+	if ((cur < want)); then
+		in_netns sysctl -qw "$key=$want"
+		echo "$key $cur" >>"$STATE_DIR/sysctl.orig"
+		say "raised $key $cur -> $want (restored on stop)"
+	fi
+}
+
+restore_sysctls() {
+	local key val
+	if [[ -f $STATE_DIR/rps.orig ]]; then
+		cat "$STATE_DIR/rps.orig" >"$LO_RPS" &&
+			say "restored the loopback's RPS mask to $(<"$STATE_DIR/rps.orig")"
+		rm -f "$STATE_DIR/rps.orig"
+	fi
+	[[ -f $STATE_DIR/sysctl.orig ]] || return 0
+	while read -r key val; do
+		in_netns sysctl -qw "$key=$val" && say "restored $key = $val"
+	done <"$STATE_DIR/sysctl.orig"
+	rm -f "$STATE_DIR/sysctl.orig"
+}
+
+# place_server CPUS: the server's process (default_start) and the
+# loopback's receive processing. In a namespace of compare --netns the
+# packets come over a veth this sysfs does not show: there the process
+# alone moves.
+place_server() {
+	local cpus=$1
+	state_set cpus "$cpus"
+	if [[ -n $_lc_netns ]]; then
+		say "--cpus $cpus: the server's process only (its packets arrive over a veth in $_lc_netns)"
+		return 0
+	fi
+	[[ -w $LO_RPS ]] ||
+		die "--cpus: cannot steer the loopback's receive processing ($LO_RPS is missing: a kernel without CONFIG_RPS); run without --cpus"
+	cat "$LO_RPS" >"$STATE_DIR/rps.orig"
+	cpu_mask "$cpus" >"$LO_RPS"
+	say "server on CPUs $cpus, with the loopback's receive processing (RPS mask $(cpu_mask "$cpus"), restored on stop)"
+}
+
+# ---- start and stop ------------------------------------------------------------
+
+# One real echo round trip: the only proof that a server serves.
+echo_ok() {
+	in_netns "$BENCH" -t 1 -r 1 -s 64 -T 500 -q -p "$1" -l probe -o /dev/null \
+		>/dev/null 2>&1
+}
+
+# Forgets a server that never served, undoing what its start did.
+abandon_start() {
+	_stop_fronts >/dev/null
+	restore_sysctls
+	rm -rf "$STATE_DIR"
+}
+
+# server_start SERVER [--port N] [--cpus LIST] [--netns NS] [--FRONT-FLAG]...
+#              [-- SERVER-ARGS...]
+# Stops any server of the suite, starts SERVER detached, and returns once
+# an echo round trip succeeds; dies (after cleaning up) when it does not.
+server_start() {
+	local server=$1 port=$DEFAULT_PORT cpus='' netns='' fronts=() f why pid='' i
+	shift
+	while (($#)); do
+		case $1 in
+		--port)
+			if [[ ! ${2:-} =~ ^[0-9]+$ ]] || (($2 < 1 || $2 > 65535)); then
+				usage_error "--port: '${2:-}' is not a port number (1-65535)"
+			fi
+			port=$2
+			shift 2
+			;;
+		--cpus)
+			[[ -n ${2:-} ]] || usage_error "--cpus needs a CPU list, e.g. 0 or 0-1"
+			cpus=$(parse_cpus "$2")
+			shift 2
+			;;
+		--netns)
+			netns=${2:?--netns needs a namespace}
+			shift 2
+			;;
+		--)
+			shift
+			break
+			;;
+		*)
+			f=$(front_of_flag "$1") ||
+				usage_error "$server: unknown option '$1' (server arguments go after --)"
+			front_serves "$f" "$server" ||
+				usage_error "$1 goes with the $(server_get "$f" serves) server only: $(server_get "$f" only_why)"
+			fronts+=("$f")
+			shift
+			;;
+		esac
+	done
+	need_root "$server"
+	why=$(server_hook "$server" unavailable)
+	for f in "${fronts[@]}"; do
+		[[ -n $why ]] || why=$(server_hook "$f" unavailable)
+	done
+	[[ -z $why ]] || die "cannot start $server${fronts[*]:+ with the ${fronts[*]}}: $why"
+	for f in "${fronts[@]}"; do ensure_built "$f"; done
+	ensure_built "$server"
+	server_stop quiet
+	_lc_netns=$netns
+
+	if [[ -n $(port_listening "$port") ]]; then
+		die "port $port is busy ($(port_owner "$port")): stop that program or pick another port with --port N"
+	fi
+
+	mkdir -p "$STATE_DIR"
+	: >"$STATE_DIR/sysctl.orig"
+	state_set netns "$netns"
+	raise_sysctl net.core.somaxconn "$WANT_BACKLOG"
+	raise_sysctl net.ipv4.tcp_max_syn_backlog "$WANT_BACKLOG"
+	raise_sysctl net.ipv4.tcp_max_tw_buckets "$WANT_TW_BUCKETS"
+	raise_sysctl net.core.netdev_max_backlog "$WANT_NETDEV_BACKLOG"
+	[[ -z $cpus ]] || place_server "$cpus"
+	dmesg_mark >"$STATE_DIR/dmesg.mark"
+	state_set server "$server"
+	state_set port "$port"
+	state_set args "$*"
+	date +%s >"$STATE_DIR/started"
+
+	# Every front is stopped on a failure, those not started yet too:
+	# their stop hooks find nothing of theirs and return.
+	state_set fronts "${fronts[*]}"
+	for f in "${fronts[@]}"; do
+		server_hook "$f" start "$port" || {
+			abandon_start
+			die "$f did not start (its output is above)"
+		}
+	done
+	if ! server_hook "$server" start "$port" "$@" >>"$SERVER_LOG" 2>&1; then
+		dmesg_since "$(state dmesg.mark)" | grep -i "$server" >>"$SERVER_LOG"
+		sed 's/^/  | /' "$SERVER_LOG" >&2
+		abandon_start
+		die "$server did not start (its messages are above)"
+	fi
+	state_set pid "$pid"
+
+	for ((i = 0; i < READY_TIMEOUT_S * 10; i++)); do
+		if ! server_hook "$server" running; then
+			[[ -z $pid ]] || wait "$pid" 2>/dev/null || true
+			sed 's/^/  | /' "$SERVER_LOG" >&2
+			server_stop quiet
+			die "$server exited before it served (its output is above)"
+		fi
+		if echo_ok "$port"; then
+			say "$server running: ${pid:+pid $pid, }port $port (log: $SERVER_LOG)"
+			for f in "${fronts[@]}"; do server_hook "$f" started "$port"; done
+			return 0
+		fi
+		sleep 0.1
+	done
+	server_stop quiet
+	die "$server did not answer an echo on port $port within ${READY_TIMEOUT_S}s; its log was $SERVER_LOG"
+}
+
+# Stops the running server's fronts, last started first.
+_stop_fronts() {
+	local fronts i
+	read -ra fronts <<<"$(state fronts)"
+	for ((i = ${#fronts[@]} - 1; i >= 0; i--)); do
+		server_hook "${fronts[i]}" stop
+	done
+}
+
+# server_stop [quiet]: stops the running server, then checks the cleanup:
+# port free, the server's clean hook, nothing new in the kernel's log.
+server_stop() {
+	local quiet=${1:-} server pid port gone_before='' bad
+	server=$(state server)
+	_lc_netns=$(state netns)
+	if [[ -z $server ]]; then
+		# A start that died half-way leaves state but no server: undo
+		# what it did (a front, raised sysctls) before forgetting it.
+		[[ ! -d $STATE_DIR ]] || abandon_start
+		[[ -n $quiet ]] || say "no server is running"
+		_lc_netns=
+		return 0
+	fi
+	pid=$(state pid)
+	port=$(state port)
+
+	if ! server_hook "$server" running; then
+		gone_before=1
+	else
+		server_hook "$server" stop
+	fi
+	_stop_fronts
+	restore_sysctls
+	server_hook "$server" clean "$port"
+
+	[[ -z $(port_listening "$port") ]] ||
+		die "$server stopped but port $port is still listening ($(port_owner "$port"))"
+	bad=$(kernel_complaints "$(state dmesg.mark)")
+	rm -rf "$STATE_DIR"	# the server is gone either way: report, once
+	_lc_netns=
+	[[ -z $bad ]] || die "the kernel logged problems while $server ran:"$'\n'"$bad"
+	if [[ -n $gone_before ]]; then
+		say "$server${pid:+ (pid $pid)} had already gone (killed or crashed); cleaned up after it, port $port is free"
+	elif [[ -z $quiet ]]; then
+		say "stopped $server${pid:+ (pid $pid)}; port $port is free"
+	fi
+}
+
+# server_status: the running server, its placement, connections and
+# counters; status 1 when it is gone.
+server_status() {
+	local server pid port started conns f
+	server=$(state server)
+	if [[ -z $server ]]; then
+		echo "no server is running"
+		return 0
+	fi
+	_lc_netns=$(state netns)
+	pid=$(state pid)
+	port=$(state port)
+	started=$(state started)
+	if ! server_hook "$server" running; then
+		echo "$server${pid:+ (pid $pid)} is gone (crashed or killed); './run.sh stop' cleans up"
+		return 1
+	fi
+	conns=$(in_netns ss -Htn state established "sport = :$port" 2>/dev/null | wc -l)
+	echo "server:      $server"
+	echo "pid:         ${pid:-(kernel module)}"
+	echo "port:        $port"
+	echo "args:        $(state args)"
+	[[ -z $(state cpus) ]] || echo "cpus:        $(state cpus) (process and loopback receive processing)"
+	echo "uptime:      $(($(date +%s) - ${started:-0}))s"
+	echo "connections: $conns established"
+	echo "log:         $SERVER_LOG"
+	if [[ -s $STATE_DIR/sysctl.orig ]]; then
+		echo "raised:      $(awk '{printf "%s (was %s) ", $1, $2}' "$STATE_DIR/sysctl.orig")"
+	fi
+	server_hook "$server" status
+	for f in $(state fronts); do server_hook "$f" status; done
+}

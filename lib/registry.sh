@@ -1,0 +1,278 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # the variables are for its users
+# lib/registry.sh - the suite's servers, read from their declarations
+# (servers/*.sh). Whatever needs to know which servers there are, how each
+# is built, started, stopped, traced or drawn reads it here: run.sh, the
+# commands, ftrace/, vm/, the tests and the plots. Sourcing it never exits
+# the caller; its functions only answer.
+#
+# A declaration file holds any of:
+#
+#   server NAME dir=DIR binary=PATH [tools="CMD..."] [kind=process|module]
+#               [needs="NEED..."] [trace="FUNCTION..."] [work=FUNCTION]
+#               [bpf_progs="PROG..."] [bad_args="ARGS;ARGS..."]
+#       how to build it ('make NAME' runs make -C DIR; none without dir=)
+#       and what it is (PATH from the root, or absolute); the commands its
+#       build needs besides make; kind=module: a kernel module (insmod; the
+#       guest builds one for its own kernel); what the platform must have
+#       for it to run (a NEED of platform_lacks below); the kernel
+#       functions of its hot path (ftrace/trace.sh), the one that runs its
+#       deferred work (ftrace/wq-latency.sh), the BPF programs whose run
+#       time kernel.bpf_stats measures (trace.sh); argument lists it must
+#       refuse, each with a message naming its first word (tests/contract.t)
+#   front NAME dir=DIR binary=PATH flag=--FLAG serves="SERVER..." only_why=TEXT
+#         [tools=...] [needs=...]
+#       something that runs in front of a server, unchanged, and changes
+#       how its clients reach it (the sk_msg bypass); run.sh's --FLAG
+#       starts it with the server; TEXT says why it serves no other
+#   variant LABEL order=N colour=#RRGGBB [server=NAME] [args="START-OPTIONS"] [bypass=1]
+#       one thing compare measures and the plots draw, in the order N and
+#       the colour given; of the server declared last unless server= says;
+#       args are run.sh's start options (-- SERVER-ARGS, a front's --FLAG);
+#       bypass=1: only with compare --bypass
+#
+# and, where one differs from the default, hooks named NAME_HOOK. A server's:
+#
+#   NAME_unavailable     print why it cannot run here and what to do instead
+#   NAME_start PORT ARGS start it (default: the binary, detached, with --port)
+#   NAME_running         is it still there (default: its process is alive)
+#   NAME_stop            stop it (default: SIGTERM, SIGKILL after a grace period)
+#   NAME_clean PORT      once stopped, check that nothing of it is left
+#   NAME_status          its lines for run.sh status (counters)
+#   NAME_held            how many connections it tracks itself (soak)
+#   NAME_modes           'MODE SERVER-ARGS...' per mode wq-latency.sh measures
+#
+# A front's: NAME_unavailable; NAME_start PORT (before the server starts:
+# say what it did, or print why not and return 1); NAME_started PORT (the
+# server answers: what its clients must know); NAME_stop (stop it, check
+# that nothing of it stays); NAME_status; NAME_enter CMD... (CMD where the
+# front reaches it: the server, and clients that are to take it). Hooks run inside
+# the lifecycle (lib/lifecycle.sh), with lib/common.sh's helpers and
+# lifecycle's state at hand.
+
+# shellcheck source=lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+SERVERS=()		# names, in the order of their first variant
+FRONTS=()		# names of the fronts
+VARIANTS=()		# labels, in plot order
+declare -A _server=()	# [NAME.KEY] = value, servers and fronts alike
+declare -A _variant=()	# [LABEL.KEY] = value
+
+# ---- the declarations' words -------------------------------------------------
+
+_declare() {
+	local name=$1 kv
+	shift
+	_server[$name.kind]=process
+	_server[$name.tools]=
+	for kv in "$@"; do
+		_server[$name.${kv%%=*}]=${kv#*=}
+	done
+}
+
+# server NAME KEY=VALUE...: see above.
+server() {
+	_declare "$@"
+	SERVERS+=("$1")
+}
+
+# front NAME KEY=VALUE...: see above.
+front() {
+	_declare "$@"
+	_server[$1.kind]=front
+	FRONTS+=("$1")
+}
+
+# variant LABEL KEY=VALUE...: see above.
+variant() {
+	local label=$1 kv
+	shift
+	_variant[$label.server]=
+	((${#SERVERS[@]} == 0)) || _variant[$label.server]=${SERVERS[-1]}
+	_variant[$label.args]=
+	_variant[$label.bypass]=0
+	for kv in "$@"; do
+		_variant[$label.${kv%%=*}]=${kv#*=}
+	done
+	VARIANTS+=("$label")
+}
+
+# ---- what the platform must have (needs=) --------------------------------------
+
+# platform_lacks_need NEED: status 0 when this machine lacks NEED, with
+# what it lacks on stdout; 1 when it has it; 2 when NEED is no need.
+# The one place a need is declared: the tests' facts no-NEED come from
+# here (tests/lib.sh), and hold each server's unavailable hook to them.
+platform_lacks_need() {
+	local v desc
+	case $1 in
+	modules)
+		desc="this kernel cannot load modules (CONFIG_MODULES=n: no /proc/modules)"
+		[[ ! -e /proc/modules ]]
+		;;
+	btf)
+		desc="this kernel has no BTF (no /sys/kernel/btf/vmlinux)"
+		[[ ! -r /sys/kernel/btf/vmlinux ]]
+		;;
+	cgroup2)
+		desc="no cgroup v2 is mounted (none in /proc/self/mountinfo)"
+		[[ -z $(cgroup2_mount) ]]
+		;;
+	io-uring)
+		desc="this kernel's io_uring lacks multishot receive (before 6.0) or is disabled (kernel.io_uring_disabled)"
+		v=$(uname -r)
+		((${v%%.*} < 6)) || [[ $(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo 0) != 0 ]]
+		;;
+	*) return 2 ;;
+	esac || return 1
+	echo "$desc"
+}
+
+# platform_lacks NAME: the first need (needs=) of server or front NAME this
+# machine lacks, as the fact no-NEED; nothing when it has them all.
+platform_lacks() {
+	local need
+	for need in $(server_get "$1" needs); do
+		if platform_lacks_need "$need" >/dev/null; then
+			echo "no-$need"
+			return
+		fi
+	done
+}
+
+# ---- questions ---------------------------------------------------------------
+
+# server_get NAME KEY: a declared value (of a server or a front).
+server_get() { echo "${_server[$1.$2]:-}"; }
+
+# variant_get LABEL KEY: a declared value; a server's name stands for its
+# first variant (bench's label for 'run.sh bench kecho' is kecho).
+variant_get() {
+	local label=$1 v
+	if [[ -z ${_variant[$label.server]+x} ]]; then
+		for v in "${VARIANTS[@]}"; do
+			[[ ${_variant[$v.server]} == "$label" ]] && { label=$v; break; }
+		done
+	fi
+	echo "${_variant[$label.$2]:-}"
+}
+
+is_server() { [[ -n ${_server[${1:-}.binary]+x} && ${_server[${1:-}.kind]} != front ]]; }
+is_front() { [[ ${_server[${1:-}.kind]:-} == front ]]; }
+
+# front_of_flag FLAG: the front that run.sh's FLAG (--bypass) starts.
+front_of_flag() {
+	local f
+	for f in "${FRONTS[@]}"; do
+		[[ ${_server[$f.flag]} == "$1" ]] && { echo "$f"; return 0; }
+	done
+	return 1
+}
+
+# front_serves FRONT SERVER: FRONT goes in front of SERVER.
+front_serves() { [[ " ${_server[$1.serves]:-} " == *" $2 "* ]]; }
+
+# server_binary NAME: its path (declared from the root, or absolute).
+server_binary() {
+	local b=${_server[$1.binary]}
+	[[ $b == /* ]] || b=$ECHOLAB_ROOT/$b
+	echo "$b"
+}
+
+# server_hook NAME HOOK ARGS...: NAME_HOOK, or default_HOOK (lifecycle's);
+# nothing (status 0) when there is neither.
+server_hook() {
+	local name=$1 hook=$2
+	shift 2
+	if declare -F "${name}_$hook" >/dev/null; then
+		"${name}_$hook" "$@"
+	elif declare -F "default_$hook" >/dev/null; then
+		"default_$hook" "$@"
+	fi
+}
+
+# variants: 'LABEL SERVER [START-OPTIONS...]' per variant but the bypass
+# ones, in plot order: what compare measures.
+variants() {
+	local label
+	for label in "${VARIANTS[@]}"; do
+		[[ ${_variant[$label.bypass]} == 0 ]] || continue
+		echo "$label ${_variant[$label.server]} ${_variant[$label.args]}"
+	done
+}
+
+# all_variants: the same for every variant, the bypass ones included: what
+# the fault tests hold every server to.
+all_variants() {
+	local label
+	for label in "${VARIANTS[@]}"; do
+		echo "$label ${_variant[$label.server]} ${_variant[$label.args]}"
+	done
+}
+
+# bypass_variants: the same for compare --bypass: each bypass variant and,
+# before it, the plain variant (label = server) of its server.
+bypass_variants() {
+	local label server
+	declare -A bypassed=()
+	for label in "${VARIANTS[@]}"; do
+		[[ ${_variant[$label.bypass]} == 0 ]] || bypassed[${_variant[$label.server]}]=1
+	done
+	for label in "${VARIANTS[@]}"; do
+		server=${_variant[$label.server]}
+		[[ ${_variant[$label.bypass]} == 1 ||
+			($label == "$server" && -n ${bypassed[$server]:-}) ]] || continue
+		echo "$label $server ${_variant[$label.args]}"
+	done
+}
+
+# fronts_in START-OPTION...: the fronts those options start (their flags).
+fronts_in() {
+	local a f
+	for a in "$@"; do
+		[[ $a != -- ]] || break
+		f=$(front_of_flag "$a") && echo "$f"
+	done
+	return 0
+}
+
+# server_unavailable NAME [START-OPTIONS...]: why it (with the fronts the
+# options name) cannot run here, and what to do instead; nothing when it can.
+server_unavailable() {
+	local name=$1 why f
+	shift
+	why=$(server_hook "$name" unavailable)
+	for f in $(fronts_in "$@"); do
+		[[ -z $why ]] || break
+		why=$(server_hook "$f" unavailable)
+	done
+	echo "$why"
+}
+
+# ---- what the hooks share ------------------------------------------------------
+
+# Why CO-RE BPF programs attached to a cgroup of their own cannot run here.
+bpf_cgroup_unavailable() {
+	if [[ ! -r /sys/kernel/btf/vmlinux ]]; then
+		echo "this kernel has no BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF=n), which $1's CO-RE programs need; use the user server, or a kernel with BTF"
+	elif [[ -z $(cgroup2_mount) ]]; then
+		echo "no cgroup v2 is mounted ($1 attaches to a cgroup of its own); mount one: mount -t cgroup2 none /sys/fs/cgroup/unified"
+	fi
+}
+
+# ---- the declarations ----------------------------------------------------------
+
+for _decl in "$ECHOLAB_ROOT"/servers/*.sh; do
+	# shellcheck source=/dev/null # one file per server
+	source "$_decl"
+done
+unset _decl
+# Plot order for the variants, and the servers in the order of theirs.
+mapfile -t VARIANTS < <(for _v in "${VARIANTS[@]}"; do
+	echo "${_variant[$_v.order]} $_v"
+done | sort -n | cut -d' ' -f2)
+mapfile -t SERVERS < <(for _v in "${VARIANTS[@]}"; do
+	echo "${_variant[$_v.server]}"
+done | awk '!seen[$0]++')
+unset _v

@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# bypass: the sk_msg bypass (ebpf-echo/sockredir) in front of the unchanged
+# user server. Its sock_ops program puts the local sockets of the port into
+# a SOCKHASH, its sk_msg program moves each send straight to the peer
+# socket, around TCP/IP. It attaches to a cgroup of its own: only the
+# server and the clients started in that cgroup (run.sh client, compare
+# --bypass) take it. Its process holds everything: a kill -9 leaves only
+# that (empty) cgroup, which stop removes.
+
+front bypass dir=ebpf-echo binary=ebpf-echo/sockredir flag=--bypass serves=user \
+	tools='cc clang bpftool' needs='btf cgroup2' \
+	only_why="ebpf's sockets are in its own sockmap, kecho's are the kernel's"
+
+variant user-bypass server=user order=30 colour='#17becf' args='--bypass' bypass=1
+
+bypass_unavailable() { bpf_cgroup_unavailable sockredir; }
+
+# PORT: sockredir, detached; returns once its programs are attached, its
+# cgroup in the state as 'bypass'.
+bypass_start() {
+	local port=$1 bin pid i log=$STATE_DIR/bypass.log why
+	bin=$(server_binary bypass)
+	setsid "$bin" --port "$port" </dev/null >"$log" 2>&1 &
+	pid=$!
+	state_set bypass.pid "$pid"
+	for ((i = 0; i < READY_TIMEOUT_S * 10; i++)); do
+		if grep -q '^bypass on port' "$log"; then
+			state_set bypass "$(sed -n 's/^bypass on port [0-9]* for cgroup //p' "$log")"
+			say "bypass: sockredir (pid $pid) attached to cgroup $(state bypass)"
+			return 0
+		fi
+		alive "$pid" "$bin" || break
+		sleep 0.1
+	done
+	why="did not attach within ${READY_TIMEOUT_S}s"
+	alive "$pid" "$bin" || why="exited before it attached"
+	sed 's/^/  | /' "$log" >&2
+	echo "sockredir $why (its output is above)" >&2
+	return 1
+}
+
+bypass_started() {
+	say "bypass: clients take it only inside its cgroup: sudo ./run.sh client ./bench/bench -p $1"
+	say "bypass: never a client that receives with splice() there: its bytes would never arrive (docs/servers.md)"
+}
+
+# Stops sockredir, if it was started, and checks that nothing of it stays:
+# no process, no cgroup (a killed one leaves it, empty), no programs.
+bypass_stop() {
+	local pid bin cg progs procs i last
+	pid=$(state bypass.pid)
+	[[ -n $pid ]] || return 0
+	bin=$(server_binary bypass)
+	last=$(bpf_counters "$pid" redir_counters)
+	if alive "$pid" "$bin"; then
+		terminate sockredir "$pid" "$bin"
+	else
+		wait "$pid" 2>/dev/null || true
+	fi
+	# Only the cgroup ours attached to (a killed one leaves it behind): one
+	# that never attached made none, and the directory may be another's.
+	cg=$(state bypass)
+	if [[ -n $cg && -d $cg ]]; then
+		[[ ! -s $cg/cgroup.procs ]] ||
+			die "cgroup $cg still holds processes: $(tr '\n' ' ' <"$cg/cgroup.procs")"
+		# Ours is gone; a program attached there is another sockredir's.
+		progs=$(bpftool cgroup show "$cg") ||
+			die "bpftool cgroup show $cg failed: cannot tell whose cgroup it is"
+		! grep -q redir_sockops <<<"$progs" ||
+			die "cgroup $cg belongs to another sockredir (sock_ops attached): stop it ('pgrep -a sockredir')"
+		rmdir "$cg" || die "cannot remove $cg"
+		say "removed the empty cgroup $cg left by a killed sockredir"
+	fi
+	# The kernel drops the programs with the last sockredir that holds them
+	# and the last socket that used them (a psock goes after an RCU grace
+	# period): none may outnumber the sockredir processes (others, on other
+	# ports) for long.
+	for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
+		progs=$(bpftool prog show) || die "bpftool prog show failed: cannot check that sockredir's programs are gone"
+		progs=$(grep -c 'name redir_msg ' <<<"$progs" || true)
+		procs=$(pgrep -xc sockredir || true)
+		((progs <= procs)) && break
+		sleep 0.1
+	done
+	((progs <= procs)) ||
+		die "sockredir's programs are still loaded ($progs redir_msg, $procs sockredir running; 'bpftool prog show')"
+	rm -f "$STATE_DIR/bypass.pid" "$STATE_DIR/bypass"
+	say "bypass: sockredir stopped${cg:+, cgroup $cg removed}${last:+; its counters $last}"
+}
+
+bypass_status() {
+	local pid
+	pid=$(state bypass.pid)
+	[[ -n $pid ]] || return 0
+	if ! alive "$pid" "$(server_binary bypass)"; then
+		echo "bypass:      sockredir (pid $pid) is gone: no bypass; './run.sh stop' cleans up"
+		return 0
+	fi
+	echo "bypass:      sockredir pid $pid, cgroup $(state bypass)"
+	echo "             counters $(bpf_counters "$pid" redir_counters)"
+}
+
+# CMD...: CMD in the bypass's cgroup, when it has one; in a subshell of
+# its own unless this already is one (so that a CMD started with & is the
+# process that joined).
+bypass_enter() {
+	local cg
+	if [[ $BASHPID == "$$" ]]; then
+		(bypass_enter "$@")
+		return
+	fi
+	cg=$(state bypass)
+	if [[ -n $cg ]]; then
+		echo "$BASHPID" >"$cg/cgroup.procs" ||
+			die "cannot move into $cg (is the bypass still running?)"
+	fi
+	"$@"
+}
