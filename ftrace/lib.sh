@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash disable=SC2034,SC2154 # variables shared with the scripts
+# shellcheck shell=bash disable=SC2034 # variables shared with the scripts
 # Shared by the ftrace/ scripts: tracefs (mount, save, restore), a private
 # trace instance for tracepoints, the server and the load.
 #
@@ -131,11 +131,14 @@ trace_stop() {
 	SERVER_STARTED=0
 }
 
-# run_bench: bench with $bench_args in the background, so that a signal
+# make_tmp: a scratch directory in $tmp, removed by the EXIT trap.
+make_tmp() { tmp=$(mktemp -d); }
+
+# run_bench BENCH-ARGS...: bench in the background, so that a signal
 # reaches our trap at once; its summary line lands in $summary.
 run_bench() {
 	local rc=0
-	"$BENCH" -q -o /dev/null "${bench_args[@]}" >"$tmp/bench.out" &
+	"$BENCH" -q -o /dev/null "$@" >"$tmp/bench.out" &
 	BENCH_PID=$!
 	wait "$BENCH_PID" || rc=$?
 	BENCH_PID=
@@ -143,11 +146,12 @@ run_bench() {
 	((rc == 0)) || warn "warning: bench exited $rc: $summary"
 }
 
-# rerun_in_guest ARGS...: this script again, in the qemu guest, with the
-# same arguments minus --vm and --out; what it writes to /out lands in
-# $out. --out /out goes first: what follows a -- belongs to bench.
+# rerun_in_guest OUT ARGS...: this script again, in the qemu guest, with
+# the same arguments minus --vm and --out; what it writes to /out lands in
+# OUT. --out /out goes first: what follows a -- belongs to bench.
 rerun_in_guest() {
-	local a=() x skip=0
+	local out=$1 a=() x skip=0
+	shift
 	for x in "$@"; do
 		((skip)) && { skip=0; continue; }
 		case $x in --vm) continue ;; --out) skip=1; continue ;; esac

@@ -75,7 +75,7 @@ measure() {
 	echo 1 >"$inst/events/raw_syscalls/sys_enter/enable"
 	echo 1 >"$inst/events/sched/sched_switch/enable"
 	echo 1 >"$inst/tracing_on"
-	run_bench
+	run_bench "${bench_args[@]}"
 	echo 0 >"$inst/tracing_on"
 	cat "$inst/trace" >"$tmp/trace"
 	if grep -q 'overrun: [1-9]' "$inst"/per_cpu/cpu*/stats; then
@@ -121,7 +121,7 @@ main() {
 	[[ -n $out ]] || out=$(results_dir)
 	mkdir -p "$out"
 	if ((vm)); then
-		rerun_in_guest "${args[@]}"
+		rerun_in_guest "$out" "${args[@]}"
 		exit
 	fi
 	if ((${#servers[@]} == 0)); then
@@ -131,7 +131,7 @@ main() {
 	fi
 	ftrace_traps
 	tracefs_mount
-	tmp=$(mktemp -d)
+	make_tmp
 	{
 		echo "# kernel=$(uname -r) bench=${bench_args[*]} where=$([[ -n ${VM:-} ]] && echo vm || echo native)"
 		echo "# per message: syscalls (all; sends = write/writev/sendto/sendmsg) and switches-out of the server's own threads, of kworkers, of everything (bench included)"

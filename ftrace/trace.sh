@@ -72,7 +72,7 @@ main() {
 	need_root "${0##*/}"
 	[[ -n $out ]] || out=$(results_dir)
 	if ((vm)); then
-		rerun_in_guest "${args[@]}"
+		rerun_in_guest "$out" "${args[@]}"
 		exit
 	fi
 	mkdir -p "$out"
@@ -112,7 +112,7 @@ main() {
 
 	local raw=$out/ftrace-$server-trace.txt digest=$out/ftrace-$server-digest.txt
 	local summary
-	tmp=$(mktemp -d)
+	make_tmp
 	: >"$raw"
 
 	# Set up the tracer, run the load, collect.
@@ -150,7 +150,7 @@ main() {
 		for p in "${progs[@]}"; do bpftool prog show name "$p" >"$tmp/$p.before"; done
 	fi
 
-	run_bench
+	run_bench "${bench_args[@]}"
 
 	for p in "${progs[@]}"; do bpftool prog show name "$p" >"$tmp/$p.after"; done
 	if [[ $method == function_graph* ]]; then

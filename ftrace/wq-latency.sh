@@ -125,7 +125,7 @@ measure() {
 		echo 1 >"$INST/events/$ev/enable"
 	done
 	echo 1 >"$INST/tracing_on"
-	run_bench
+	run_bench "${bench_args[@]}"
 	echo 0 >"$INST/tracing_on"
 	cat "$INST/trace" >"$tmp/trace"
 	grep -q 'overrun: [1-9]' "$INST"/per_cpu/cpu*/stats &&
@@ -173,7 +173,7 @@ main() {
 	fi
 	need_root "${0##*/}"
 	if ((vm)); then
-		rerun_in_guest "${args[@]}" || exit
+		rerun_in_guest "$out" "${args[@]}" || exit
 		where="vm" plot "$server"
 		exit 0
 	fi
@@ -188,7 +188,7 @@ main() {
 	((${#runs[@]})) || usage_error "--mode ${modes[*]}: $server has no such mode (its modes: $(server_modes "$server" | cut -d' ' -f1 | tr '\n' ' '))"
 	ftrace_traps
 	tracefs_mount
-	tmp=$(mktemp -d)
+	make_tmp
 	: >"$tmp/summary"
 	for line in "${runs[@]}"; do
 		# shellcheck disable=SC2086 # a mode and its server arguments
