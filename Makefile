@@ -20,6 +20,7 @@
 #   sudo make soak  20 x bench -t 1000 -r 10 per server, nothing may grow
 #                   (RUNS=N; kecho in the guest): results/DATE-soak-PLACE
 #   make lint       shellcheck on the scripts, checkpatch.pl on kecho
+#   make hooks      use the repository's commit-msg hook (hooks/) in this clone
 
 # What servers there are, and where each is built: their declarations.
 registry = bash -c '. lib/registry.sh && $(1)'
@@ -88,6 +89,14 @@ soak: all
 METRIC ?= auto
 plots: bench
 	METRIC=$(METRIC) ./results/plot.sh $(RESULTS)
+
+# core.hooksPath, not a copy in .git/hooks: every worktree of a clone runs
+# the hooks/ of its own checkout, and a change to the hook needs no reinstall.
+# (PHONY: hooks/ is also a directory, which make would find up to date.)
+.PHONY: hooks
+hooks:
+	git config core.hooksPath hooks
+	@echo "commit-msg hook: hooks/commit-msg (subject <= 72 characters, blank line, body)"
 
 clean:
 	$(MAKE) -C bench clean

@@ -1,0 +1,289 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The docs against the tree: every relative link in a *.md file points at a
+# file that exists (and, into a .md file, at a heading that exists), and
+# every --flag a doc names beside one of the suite's commands appears in
+# that command's --help. No root, no server: only --help is run.
+#
+# DOCS_ROOT=DIR reads the *.md files under DIR instead of this checkout's
+# (the commands are still this checkout's): that is how the last cases
+# prove that a doc naming a flag that does not exist fails.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DOCS=${DOCS_ROOT:-$ROOT}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+n=0
+failed=0
+ok() {
+	n=$((n + 1))
+	if [[ $1 == 0 ]]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+	fi
+}
+diag() { while IFS= read -r line; do echo "# $line"; done; }
+
+# The docs: tracked or new (not ignored) *.md files, relative to $DOCS.
+docs() {
+	if git -C "$DOCS" rev-parse --show-toplevel 2>/dev/null | grep -qxF "$(cd "$DOCS" && pwd -P)"; then
+		git -C "$DOCS" ls-files --cached --others --exclude-standard -- '*.md'
+	else
+		(cd "$DOCS" && find . -name '*.md' -not -path './.git/*' | sed 's|^\./||')
+	fi | sort -u
+}
+mapfile -t files < <(docs)
+
+# ---- links ------------------------------------------------------------------
+
+# links FILE: LINE<TAB>TARGET for each [text](target) outside code.
+links() {
+	awk '
+		/^[ \t]*(```|~~~)/ { fence = !fence; next }
+		fence { next }
+		{
+			line = $0
+			gsub(/`[^`]*`/, "", line)
+			while (match(line, /\]\([^) \t]+\)/)) {
+				print NR "\t" substr(line, RSTART + 2, RLENGTH - 3)
+				line = substr(line, RSTART + RLENGTH)
+			}
+		}' "$1"
+}
+
+# anchors FILE: the anchors GitHub makes of its headings, one a line.
+anchors() {
+	awk '
+		/^[ \t]*(```|~~~)/ { fence = !fence; next }
+		fence || !/^#+ / { next }
+		{
+			h = $0
+			sub(/^#+ +/, "", h); sub(/ +#+ *$/, "", h)
+			h = tolower(h)
+			gsub(/\[|\]\([^)]*\)/, "", h)
+			gsub(/[^a-z0-9 _-]/, "", h)
+			gsub(/ /, "-", h)
+			a = h
+			if (h in seen) a = h "-" seen[h]
+			seen[h]++
+			print a
+		}' "$1"
+}
+
+check_links() {
+	local file=$1 dir lineno target path anchor bad=()
+	dir=$(dirname "$file")
+	while IFS=$'\t' read -r lineno target; do
+		target=${target#<}
+		target=${target%>}
+		[[ $target =~ ^[a-z]+: ]] && continue	# http:, https:, mailto:
+		path=${target%%#*}
+		anchor=
+		[[ $target == *'#'* ]] && anchor=${target#*#}
+		if [[ -z $path ]]; then
+			path=$file
+		elif [[ $path == /* ]]; then
+			path=${path#/}
+		elif [[ $dir != . ]]; then
+			path=$dir/$path
+		fi
+		if [[ ! -e $DOCS/$path ]]; then
+			bad+=("$file:$lineno: $target: no such file")
+		elif [[ -n $anchor && $path == *.md ]] &&
+			! anchors "$DOCS/$path" | grep -qxF -- "$anchor"; then
+			bad+=("$file:$lineno: $target: no heading '#$anchor' in $path")
+		fi
+	done < <(links "$DOCS/$file")
+	((${#bad[@]} == 0))
+	ok $? "docs/links: $file"
+	((${#bad[@]} == 0)) || printf '%s\n' "${bad[@]}" | diag
+}
+
+# ---- flags ------------------------------------------------------------------
+
+# Each command's --help, the text a flag must appear in. BENCH-ARGS pass
+# through run.sh bench, run.sh --vm, compare and the ftrace scripts after
+# '--', so bench's flags count there too. compare's and soak's own --help
+# leave out what run.sh's usage lines give them (--kernel with --vm).
+helps() {
+	local h=$tmp/help out
+	mkdir -p "$h"
+	if [[ ! -x $ROOT/bench/bench ]]; then
+		out=$(make -C "$ROOT/bench" 2>&1)
+		ok $? "docs/help: bench builds for its --help (make -C bench)"
+		[[ -x $ROOT/bench/bench ]] || diag <<<"$out"
+	fi
+	help_of bench "$ROOT/bench/bench" --help
+	help_of run "$ROOT/run.sh" --help
+	help_of compare "$ROOT/run.sh" compare --help
+	help_of soak "$ROOT/run.sh" soak --help
+	grep -E 'run\.sh compare' "$h/run" >>"$h/compare"
+	grep -E 'run\.sh soak' "$h/run" >>"$h/soak"
+	cat "$h/run" "$h/bench" >"$h/run+bench"
+	cat "$h/bench" >>"$h/compare"
+	local s
+	for s in trace percall wq-latency; do
+		help_of "$s.sh" "$ROOT/ftrace/$s.sh" --help
+	done
+	help_of run-vm.sh "$ROOT/vm/run-vm.sh" --help
+	# plot.sh has no --help: its usage is its header comment.
+	sed -n '2,/^[^#]/{/^#/p}' "$ROOT/results/plot.sh" >"$h/plot.sh"
+}
+
+# help_of NAME CMD...: CMD's help into help/NAME; a case when it gives none.
+# A help that asks for root (compare's, today) is read as root of a user
+# namespace of our own: root in name only, it changes nothing outside.
+help_of() {
+	local name=$1 f=$tmp/help/$1
+	shift
+	timeout 30 "$@" >"$f" 2>&1 </dev/null
+	if grep -qi 'needs root' "$f" && [[ $(id -u) != 0 ]] &&
+		timeout 30 unshare --user --map-root-user "$@" >"$f.ns" 2>&1 </dev/null; then
+		echo "# $name --help refuses without root; read in a user namespace"
+		mv "$f.ns" "$f"
+	fi
+	grep -q -- '--' "$f"
+	ok $? "docs/help: $name --help answers"
+	grep -q -- '--' "$f" || diag <"$f"
+}
+
+# code FILE: LINE<TAB>COMMAND<TAB>FLAG for every --flag that follows one
+# of the suite's commands in code (fenced or indented blocks, `spans`).
+# The command is the nearest one before the flag on its line; a block
+# line that names none continues the line above (a usage wrapped in two).
+# After a lone '--', run.sh's words are the server's (not checked), the
+# ftrace scripts' are bench's and run-vm.sh's are a command of its own.
+code() {
+	awk '
+	function command(tok, rest,   k, w) {
+		if (tok ~ /(^|\/)run\.sh$/) {
+			w = "run"
+			for (k = 1; k <= rest[0]; k++) {
+				if (rest[k] == "--vm") w = "run+bench"
+				if (rest[k] !~ /^-/ && !first) {
+					first = 1
+					if (rest[k] == "compare") return "compare"
+					if (rest[k] == "soak") return "soak"
+					if (rest[k] == "bench") w = "run+bench"
+				}
+			}
+			return w
+		}
+		if (tok ~ /(^|\/)bench\/bench$/) return "bench"
+		if (tok == "bench" && rest[0] >= 1 && rest[1] ~ /^-/) return "bench"
+		if (tok ~ /(^|\/)(trace|percall|wq-latency)\.sh$/) {
+			sub(/.*\//, "", tok)
+			return tok
+		}
+		if (tok ~ /(^|\/)run-vm\.sh$/) return "run-vm.sh"
+		if (tok ~ /(^|\/)plot\.sh$/) return "plot.sh"
+		return ""
+	}
+	function scan(text, lineno, carry,   t, nt, i, j, k, rest, c, cmd, dd, f) {
+		nt = split(text, t, /[ \t]+/)
+		cmd = carry; dd = 0
+		for (i = 1; i <= nt; i++) {
+			delete rest
+			for (j = i + 1; j <= nt; j++) rest[j - i] = t[j]
+			rest[0] = nt - i
+			first = 0
+			c = command(t[i], rest)
+			if (c != "") { cmd = c; dd = 0; continue }
+			if (t[i] ~ /^\[?--\]?$/) { dd = 1; continue }	# "--", "[--"
+			if (cmd == "") continue
+			f = t[i]
+			while (match(f, /(^|[^A-Za-z0-9_-])--[a-z][a-z0-9-]*/)) {
+				k = substr(f, RSTART, RLENGTH)
+				sub(/^[^-]+/, "", k)
+				f = substr(f, RSTART + RLENGTH)
+				if (!dd) print lineno "\t" cmd "\t" k
+				else if (cmd ~ /\.sh$/ && cmd != "run-vm.sh" && cmd != "plot.sh")
+					print lineno "\t" "bench" "\t" k
+			}
+		}
+		return cmd
+	}
+	/^[ \t]*(```|~~~)/ { fence = !fence; last = ""; prev_blank = 0; next }
+	{
+		block = fence || ((prev_blank || inblock) && /^(    |\t)/)
+		inblock = block && !fence
+		if (!fence && !/^(    |\t)/) inblock = 0
+		if (block) {
+			carry = ""
+			if (last != "" && $0 ~ /^[ \t]+[[a-z-]/ && !/(run|bench|trace|percall|wq-latency|run-vm|plot)(\.sh|\/bench)/) {
+				indent = match($0, /[^ \t]/)
+				if (indent > last_indent) carry = last
+			}
+			c = scan($0, NR, carry)
+			if (c != "" && carry == "") { last = c; last_indent = match($0, /[^ \t]/) }
+			else if (c == "") last = ""
+		} else {
+			last = ""
+			line = $0
+			while (match(line, /`[^`]+`/)) {
+				span = substr(line, RSTART + 1, RLENGTH - 2)
+				line = substr(line, RSTART + RLENGTH)
+				scan(span, NR, "")	# scan moves RSTART: read it first
+			}
+		}
+		prev_blank = ($0 ~ /^[ \t]*$/)
+	}' "$1"
+}
+
+check_flags() {
+	local file=$1 lineno cmd flag bad=()
+	while IFS=$'\t' read -r lineno cmd flag; do
+		[[ $flag == --help ]] && continue
+		grep -qE -- "(^|[^a-z0-9-])$flag([^a-z0-9-]|\$)" "$tmp/help/$cmd" ||
+			bad+=("$file:$lineno: $cmd has no $flag in its --help")
+	done < <(code "$DOCS/$file")
+	((${#bad[@]} == 0))
+	ok $? "docs/flags: $file"
+	((${#bad[@]} == 0)) || printf '%s\n' "${bad[@]}" | diag
+}
+
+# ---- the test of the test ---------------------------------------------------
+
+# A doc with a flag that does not exist, one after run.sh's '--' (the
+# server's: fine), a flag that exists and a link to nowhere: run this
+# test on it alone and read what it says.
+self_check() {
+	local dir=$tmp/bad out status
+	mkdir -p "$dir/docs"
+	cat >"$dir/docs/bad.md" <<-'EOF'
+		# A doc with mistakes
+
+		    sudo ./run.sh compare --repeat 3 --no-such-flag
+		    sudo ./run.sh uring -- --sqpoll
+
+		Run `bench/bench --threads 10 --no-such-bench-flag` by hand, and see
+		[nowhere](no-such-file.md) and [a heading](#no-such-heading).
+	EOF
+	out=$(DOCS_ROOT=$dir bash "$0" 2>&1)
+	status=$?
+	[[ $status != 0 ]]
+	ok $? "docs/self-check: a doc naming a missing flag fails the test"
+	grep -q 'compare has no --no-such-flag' <<<"$out"
+	ok $? "docs/self-check: run.sh compare --no-such-flag is reported"
+	grep -q 'bench has no --no-such-bench-flag' <<<"$out"
+	ok $? "docs/self-check: bench --no-such-bench-flag in a code span is reported"
+	! grep -qE -- '--(repeat|threads|sqpoll)' <<<"$out"
+	ok $? "docs/self-check: real flags and a server's own flags are not reported"
+	grep -q 'no-such-file.md: no such file' <<<"$out" &&
+		grep -q "no heading '#no-such-heading'" <<<"$out"
+	ok $? "docs/self-check: a link to a missing file or heading is reported"
+	[[ $failed == 0 ]] || diag <<<"$out"
+}
+
+helps
+for f in "${files[@]}"; do
+	check_links "$f"
+	check_flags "$f"
+done
+[[ -n ${DOCS_ROOT:-} ]] || self_check
+echo "1..$n"
+exit $((failed > 0))
