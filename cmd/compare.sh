@@ -56,7 +56,8 @@ same flags N times, stops it; then writes summary.md and the plots.
 
   --netns        server and bench in two network namespaces over a veth
                  pair: the "client on another machine" path
-  --vm           everything in the qemu guest, kecho included
+  --vm           everything in the qemu guest, kecho included; with
+                 --kernel VERSION (run.sh's), the guest's kernel
   --netem SPEC   a lossy, slow network between them: tc netem SPEC ('loss
                  1%', 'delay 10ms 2ms', 'loss 5% duplicate 1%
                  reorder 25% delay 5ms') on both ends of a veth pair, the

@@ -50,7 +50,8 @@ and slab by at most $SOAK_DRIFT_PCT%. Exit status 1 when a server failed.
 
   --runs N    runs per server (default 20; CI's short form: 3)
   --vm        every server in the qemu guest (kecho goes there anyway
-              where this kernel cannot load modules)
+              where this kernel cannot load modules); with --kernel
+              VERSION (run.sh's), the guest's kernel
   --out DIR   results directory (default results/DATE-soak-PLACE):
               soak.tsv (a row per run), failures.tsv (every failed
               sample: label, run, then bench's raw columns), summary.md

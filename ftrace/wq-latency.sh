@@ -4,6 +4,7 @@
 #
 #   sudo ./ftrace/wq-latency.sh SERVER [--vm] [--out DIR] [--mode M]...
 #                               [--work-function F] [-- BENCH-ARGS...]
+#        ./ftrace/wq-latency.sh SERVER --plot-only [--out DIR]
 #
 # Runs one bench (default -t 10 -r 10 -m 10) against SERVER per mode
 # (its declaration's modes, e.g. kecho: --mode unbound, bound, kthread,

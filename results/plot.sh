@@ -109,6 +109,10 @@ plot_common() {
 
 main() {
 	local dir=${1:-} first where kernel title s i n files logy
+	if [[ $dir == -h || $dir == --help ]]; then
+		sed -n '3,/^# Nothing is run/{s/^# \{0,1\}//;p}' "$0"
+		return 0
+	fi
 	[[ $METRIC =~ ^(auto|arrival|rtt)$ ]] ||
 		die "METRIC='$METRIC': use arrival (the server's time), rtt (the client's) or auto"
 	command -v gnuplot >/dev/null ||
