@@ -169,36 +169,10 @@ cmd_vm() {
 	return "$rc"
 }
 
-# --kernel VERSION (before any --) picks the guest's kernel, for
-# run-vm.sh (ECHOLAB_KERNEL); only with --vm. ARGS gets the rest.
-take_kernel() {
-	local vm=0 given=
-	ARGS=()
-	while (($#)); do
-		case $1 in
-		--) ARGS+=("$@"); break ;;
-		--vm) vm=1; ARGS+=("$1") ;;
-		--kernel)
-			(($# >= 2)) || usage_error "--kernel needs a version (${KERNEL_VERSIONS[*]})"
-			kernel_check "$2" 2>/dev/null ||
-				usage_error "--kernel $2: unknown kernel; the guest boots ${KERNEL_VERSIONS[*]}"
-			given=$2
-			shift
-			;;
-		*) ARGS+=("$1") ;;
-		esac
-		shift
-	done
-	[[ -n $given ]] || return 0
-	((vm)) || usage_error "--kernel picks the qemu guest's kernel: use it with --vm" \
-		"(natively the kernel is the running one, $(uname -r))"
-	export ECHOLAB_KERNEL=$given
-}
-
 main() {
 	local cmd server
-	take_kernel "$@"
-	set -- "${ARGS[@]}"
+	guest_kernel_option "$@"
+	set -- "${ARGS_WITHOUT_KERNEL[@]}"
 	cmd=${1:-}
 	[[ -n $cmd ]] || usage_error "no command: name a server (${SERVERS[*]}), or bench, stop, status"
 	shift

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # ARGS_WITHOUT_KERNEL: for its users
 # lib/guest.sh - "the same command, in the qemu guest": the one helper that
 # run.sh --vm, compare --vm, soak, the ftrace scripts' --vm and the tests
 # use. The guest itself is vm/run-vm.sh; its kernels, vm/kernels.sh.
@@ -42,4 +42,31 @@ in_guest() {
 	"$VM_RUN" --timeout "$timeout" --out "$out" -- env ECHOLAB_WHERE=vm "$@" |
 		sed -u "s#/out\([/\` ]\|$\)#$out\1#g"
 	return "${PIPESTATUS[0]}"
+}
+
+# guest_kernel_option ARGS...: --kernel VERSION (before any --) picks the
+# guest's kernel (exported as ECHOLAB_KERNEL, for vm/run-vm.sh); only with
+# --vm. ARGS_WITHOUT_KERNEL gets the other arguments.
+guest_kernel_option() {
+	local vm=0 given=''
+	ARGS_WITHOUT_KERNEL=()
+	while (($#)); do
+		case $1 in
+		--) ARGS_WITHOUT_KERNEL+=("$@"); break ;;
+		--vm) vm=1; ARGS_WITHOUT_KERNEL+=("$1") ;;
+		--kernel)
+			(($# >= 2)) || usage_error "--kernel needs a version (${KERNEL_VERSIONS[*]})"
+			kernel_check "$2" 2>/dev/null ||
+				usage_error "--kernel $2: unknown kernel; the guest boots ${KERNEL_VERSIONS[*]}"
+			given=$2
+			shift
+			;;
+		*) ARGS_WITHOUT_KERNEL+=("$1") ;;
+		esac
+		shift
+	done
+	[[ -n $given ]] || return 0
+	((vm)) || usage_error "--kernel picks the qemu guest's kernel: use it with --vm" \
+		"(natively the kernel is the running one, $(uname -r))"
+	export ECHOLAB_KERNEL=$given
 }
