@@ -6,22 +6,11 @@
 # throwaway repository: git itself refuses a bad message. No root.
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
 HOOK=$ROOT/hooks/commit-msg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	if [[ $1 == 0 ]]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-	fi
-}
 
 # verdict WANT NAME < MESSAGE: run the hook on the message; WANT is pass or fail.
 verdict() {
@@ -30,13 +19,13 @@ verdict() {
 	out=$("$HOOK" "$tmp/msg" 2>&1) || got=fail
 	[[ $got == "$want" ]]
 	ok $? "$name"
-	[[ $got == "$want" ]] || echo "# wanted $want, got $got: ${out//$'\n'/ }"
+	[[ $got == "$want" ]] || diag "wanted $want, got $got: $out"
 }
 
 subject72=$(printf 'a%.0s' {1..72})
 subject73=${subject72}b
 
-echo "1..14"
+plan 14
 verdict pass "hook/good message passes" < <(printf 'Add the docs test\n\nSo a stale flag fails a test.\n')
 verdict pass "hook/72-character subject passes" < <(printf '%s\n\nWhy.\n' "$subject72")
 verdict fail "hook/73-character subject fails" < <(printf '%s\n\nWhy.\n' "$subject73")
@@ -62,4 +51,4 @@ ok $? "hook/git refuses a 73-character subject through core.hooksPath"
 gitc commit -q -m "Add a" -m "Why: a test." >/dev/null 2>&1
 ok $? "hook/git takes a good message through core.hooksPath"
 
-exit $((failed > 0))
+done_testing
