@@ -11,8 +11,8 @@
 # percall.tsv (one row per server) and percall-SERVER-syscalls.txt (the
 # server's syscalls by number) into DIR (default: the newest results dir).
 set -euo pipefail
-# shellcheck source=ftrace/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=lib/tracefs.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/tracefs.sh"
 
 usage() {
 	sed -n '/^#   sudo/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"
@@ -83,7 +83,6 @@ measure() {
 	fi
 	instance_remove
 	trace_stop
-	SERVER_STARTED=0
 
 	ok=$(field "$summary" ok)
 	((ok > 0)) || die "$server: bench had no successful request: $summary"

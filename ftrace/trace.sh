@@ -19,8 +19,8 @@
 #                   time from kernel.bpf_stats_enabled (added to any of the above)
 # --vm runs the same inside the qemu guest (vm/run-vm.sh), results to DIR.
 set -euo pipefail
-# shellcheck source=ftrace/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=lib/tracefs.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/tracefs.sh"
 
 usage() {
 	sed -n '/^#   sudo/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"
@@ -127,14 +127,7 @@ main() {
 		: >"$T/trace"
 		tset tracing_on 1
 	elif [[ $method == fentry* ]]; then
-		"$FUNCLAT" "${have[@]}" >"$tmp/funclat" 2>"$tmp/funclat.err" &
-		FUNCLAT_PID=$!
-		local i
-		for ((i = 0; i < 100; i++)); do
-			grep -q 'timing' "$tmp/funclat.err" 2>/dev/null && break
-			sleep 0.1
-		done
-		grep -q 'timing' "$tmp/funclat.err" || die "funclat did not start: $(cat "$tmp/funclat.err")"
+		funclat_start "${have[@]}"
 		if ((counts)); then
 			tset tracing_on 0
 			tset set_ftrace_filter "$(printf '%s\n' "${have[@]}")"
@@ -144,9 +137,7 @@ main() {
 		fi
 	fi
 	if ((${#progs[@]})); then
-		# shellcheck disable=SC2034 # lib.sh restores it
-		BPF_STATS_SAVED=$(sysctl -n kernel.bpf_stats_enabled)
-		sysctl -qw kernel.bpf_stats_enabled=1
+		bpf_stats_enable
 		for p in "${progs[@]}"; do bpftool prog show name "$p" >"$tmp/$p.before"; done
 	fi
 
@@ -160,9 +151,7 @@ main() {
 			warn "warning: the trace buffer overflowed: calls are missing (a smaller load, or fewer functions)"
 	elif [[ $method == fentry* ]]; then
 		((counts)) && { echo 0 >"$T/tracing_on"; cat "$T/trace" >"$tmp/counts"; }
-		kill -TERM "$FUNCLAT_PID"
-		wait "$FUNCLAT_PID" || die "funclat failed: $(cat "$tmp/funclat.err")"
-		FUNCLAT_PID=
+		funclat_stop
 		cat "$tmp/funclat" >"$raw"
 	fi
 	tracefs_restore	# now, not only at exit: the digest runs untraced

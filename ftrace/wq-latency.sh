@@ -20,8 +20,8 @@
 # gnuplot is installed, wq-SERVER-cdf.png, into DIR (default: newest results
 # dir). With --vm the guest writes the data and the host draws the plot.
 set -euo pipefail
-# shellcheck source=ftrace/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=lib/tracefs.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/tracefs.sh"
 
 usage() {
 	sed -n '/^#   sudo/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash disable=SC2034 # variables shared with the scripts
-# Shared by the ftrace/ scripts: tracefs (mount, save, restore), a private
-# trace instance for tracepoints, the server and the load.
+# lib/tracefs.sh - what the ftrace/ scripts share: tracefs (mount, save,
+# restore), a private trace instance for tracepoints, funclat, bpf_stats,
+# the server and the load. Their own state lives in variables set here.
 #
 # Top-level tracefs files are only written through tset, which remembers
 # their old value; the EXIT trap (ftrace_traps) calls tracefs_restore, which
@@ -10,14 +11,13 @@
 # first time a tracer runs ("7 (expanded: 1408)" becomes "1408") and no
 # write can take that back, so the scripts keep its default size.
 
-FTRACE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib/lifecycle.sh
-source "$FTRACE_DIR/../lib/lifecycle.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lifecycle.sh"
 # shellcheck source=lib/guest.sh
-source "$FTRACE_DIR/../lib/guest.sh"
+source "$ECHOLAB_ROOT/lib/guest.sh"
 ROOT=$ECHOLAB_ROOT
 T=/sys/kernel/tracing
-FUNCLAT=$FTRACE_DIR/funclat
+FUNCLAT=$ECHOLAB_ROOT/ftrace/funclat
 
 _mounted_tracefs=0
 _instance=
@@ -129,6 +129,33 @@ trace_start() {
 trace_stop() {
 	(server_stop quiet) >&2 || die "stopping the server failed (see above)"
 	SERVER_STARTED=0
+}
+
+# funclat_start FUNCTION...: ftrace/funclat timing them, into $tmp/funclat
+# (its messages: $tmp/funclat.err), once it says it is timing.
+funclat_start() {
+	local i
+	"$FUNCLAT" "$@" >"$tmp/funclat" 2>"$tmp/funclat.err" &
+	FUNCLAT_PID=$!
+	for ((i = 0; i < 100; i++)); do
+		grep -q 'timing' "$tmp/funclat.err" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	die "funclat did not start: $(cat "$tmp/funclat.err")"
+}
+
+# funclat_stop: ends funclat; its table is complete in $tmp/funclat.
+funclat_stop() {
+	kill -TERM "$FUNCLAT_PID"
+	wait "$FUNCLAT_PID" || die "funclat failed: $(cat "$tmp/funclat.err")"
+	FUNCLAT_PID=
+}
+
+# bpf_stats_enable: kernel.bpf_stats_enabled on, until the EXIT trap puts
+# back what it was.
+bpf_stats_enable() {
+	BPF_STATS_SAVED=$(sysctl -n kernel.bpf_stats_enabled)
+	sysctl -qw kernel.bpf_stats_enabled=1
 }
 
 # make_tmp: a scratch directory in $tmp, removed by the EXIT trap.
