@@ -483,7 +483,8 @@ reset_ok() {
 		sleep 0.1
 	done
 	[[ -n $cport ]] && ((n >= 2)) && [[ -z $left ]]
-	ok $? "$name: the server's end was reset (EstabResets +$n; port ${cport:-?}'s peer socket: ${left:-gone})"
+	ok $? "$name: the server's end was reset"
+	diag "$name: EstabResets +$n; port ${cport:-?}'s peer socket: ${left:-gone}"
 }
 
 # ---- what a server leaves behind ------------------------------------------
@@ -597,7 +598,8 @@ _relay_from_guest() {
 	done < <(in_guest "$out" "${GUEST_TIMEOUT:-1800}" env ONLY_SERVERS="$*" bash "$file" 2>&1)
 	rm -rf "$out"
 	[[ $n == "$planned" && $n -gt 0 ]]
-	ok $? "guest: $file ran to its end for $* ($n results of $planned)"
+	ok $? "guest: $file ran to its end for $*"
+	diag "guest: $file: $n results of $planned planned"
 }
 
 # The guest tests: make check installs the guest's packages first, so a
