@@ -48,15 +48,18 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-prove -v "$@" | tee "$log"
+# --timer: each file's time, in ms, after its cases.
+prove -v --timer "$@" | tee "$log"
 rc=${PIPESTATUS[0]}
 
 # 'passed failed skipped', then one line per skip reason (its fact, the
 # words before the first ':'), then 'file FILE REASON' per file skipped
 # whole. prove -v prints each file's TAP as it came, after a header line;
-# a whole-file skip is its header: 'tests/x.t .. skipped: REASON'.
+# a whole-file skip is its header: 'tests/x.t .. skipped: REASON'
+# (after the time it ended, '[HH:MM:SS] ', with --timer).
 # shellcheck disable=SC2016 # awk
 counts=$(awk '
+	{ sub(/^\[[0-9:]+\] /, "") }
 	/^ok [0-9]+/ && / # SKIP / { s++; r = $0; sub(/.* # SKIP /, "", r)
 		sub(/ \(not a platform fact.*/, "", r); sub(/:.*/, "", r); why[r]++; next }
 	/^ok [0-9]+/ { p++; next }
