@@ -5,8 +5,9 @@
 #   make all             build every part
 #   sudo make deps       install every package the suite needs (apt-get)
 #   sudo make check      the fast tier, what to run after cloning: deps, the
-#                        build, then every test but the slow ones (about 4
-#                        minutes here with the packages installed)
+#                        build, then every test but the slow ones (3.5
+#                        minutes here with the packages installed; a fresh
+#                        machine adds about 3 for them)
 #   sudo make check-all  everything: deps, lint, every native test at full
 #                        size (scale, faults, soak too), then the guest tests
 #                        on each guest kernel (45-50 minutes). CI runs it
@@ -24,10 +25,11 @@
 # TESTS picks test files and cases by name, as kselftest does, for check
 # and check-all: TESTS="contract user" runs tests/contract.t and
 # tests/user.t (any file of tests/, the slow ones too); TESTS=contract:uring
-# runs the uring variant of the contract only; TESTS=compare:netns,bypass
-# two case groups of compare.t. A guest test picked so runs once, on
-# ECHOLAB_KERNEL (default 6.1). tests/prove.sh and tests/lib.sh
-# (case_selected) say more.
+# runs the uring variant of the contract only, TESTS=contract:kecho its
+# three kecho variants (one guest boot); TESTS=compare:netns,bypass two
+# case groups of compare.t. In check and check-all a guest test picked so
+# runs once, on ECHOLAB_KERNEL (default 6.1); vm-check runs it on each of
+# KERNELS. tests/prove.sh and tests/lib.sh (case_selected) say more.
 #
 # Parts, each also buildable on its own with make -C DIR:
 #   bench   bench/bench                    the load client

@@ -550,14 +550,18 @@ nothing_left_since() {
 # server's hook must agree with the platform: one that refused a server
 # this machine can run would drop its cases without a failure.
 each_variant() {
-	local func=$1 lister=${2:-variants} label server args why lacks
+	local func=$1 lister=${2:-variants} label server args why lacks labels
 	local guest=()
+	labels=" $("$lister" | cut -d' ' -f1 | tr '\n' ' ') "
 	while read -r label server args; do
 		if [[ -n ${ONLY_SERVERS:-} && " $ONLY_SERVERS " != *" $server "* &&
 			" $ONLY_SERVERS " != *" $label "* ]]; then
 			continue
 		fi
-		case_selected "$label" || case_selected "$server" || continue
+		# TESTS=FILE:CASE: a label is that variant; a server that is no
+		# label (kecho) is all of its variants.
+		case_selected "$label" ||
+			{ [[ $labels != *" $server "* ]] && case_selected "$server"; } || continue
 		why=$(server_unavailable "$server")
 		lacks=$(platform_lacks "$server")
 		if [[ -n $why && -z $lacks ]] || [[ -z $why && -n $lacks ]]; then
@@ -622,8 +626,9 @@ need_guest() {
 # TESTS=..., or the environment): 'contract user' runs those two files
 # (tests/prove.sh picks them); 'contract:user-w2' runs that case of
 # contract.t only, 'compare:native,bypass' two of compare.t. A case is a
-# variant (its label or its server) where a file runs each_variant, or a
-# group of cases that a file asks case_selected about.
+# variant where a file runs each_variant (its label; or a server that is
+# no label, for all its variants: contract:kecho), or a group of cases
+# that a file asks case_selected about.
 
 declare -A _cases_asked=()	# [CASE] = 1 once case_selected was asked
 
