@@ -1,26 +1,43 @@
 # SPDX-License-Identifier: GPL-2.0
-# Three TCP echo servers, one load client, the tests and the plots.
+# Four TCP echo servers (kecho, user, uring, ebpf), one load client, the
+# tests and the plots.
 #
-#   make all        build every part
-#   sudo make deps  install every package the suite needs (apt-get)
-#   sudo make check build, then run the test suite (TAP, via prove)
-#   make plots      redraw the newest results (RESULTS=dir; METRIC=rtt for the
-#                   client-side times) from their raw files
-#   make clean      remove what the build made
+#   make all             build every part
+#   sudo make deps       install every package the suite needs (apt-get)
+#   sudo make check      the fast tier, what to run after cloning: deps, the
+#                        build, then every test but the slow ones (3.5
+#                        minutes here with the packages installed; a fresh
+#                        machine adds about 3 for them)
+#   sudo make check-all  everything: deps, lint, every native test at full
+#                        size (scale, faults, soak too), then the guest tests
+#                        on each guest kernel (45-50 minutes). CI runs it
+#   make test-unit       the tests that need neither root nor a server
+#   make plots           redraw the newest results (RESULTS=dir; METRIC=rtt
+#                        for the client-side times) from their raw files
+#   sudo make soak       20 x bench -t 1000 -r 10 per server, nothing may grow
+#                        (RUNS=N; kecho in the guest): results/DATE-soak-PLACE
+#   sudo make vm-check   the tests that run in the qemu guest (kecho, sockmap,
+#                        netem, ftrace), once per guest kernel: KERNELS="6.1
+#                        6.12" (the default); check-all runs them too
+#   make lint            shellcheck on the scripts, checkpatch.pl on kecho
+#   make hooks           use the repository's commit-msg hook (hooks/) in this clone
+#   make clean           remove what the build made
+#
+# TESTS picks test files and cases by name, as kselftest does, for check
+# and check-all: TESTS="contract user" runs tests/contract.t and
+# tests/user.t (any file of tests/, the slow ones too); TESTS=contract:uring
+# runs the uring variant of the contract only, TESTS=contract:kecho its
+# three kecho variants (one guest boot); TESTS=compare:netns,bypass two
+# case groups of compare.t. In check and check-all a guest test picked so
+# runs once, on ECHOLAB_KERNEL (default 6.1); vm-check runs it on each of
+# KERNELS. tests/prove.sh and tests/lib.sh (case_selected) say more.
 #
 # Parts, each also buildable on its own with make -C DIR:
 #   bench   bench/bench                    the load client
-#   SERVER  every server declared in servers/ (user, ebpf, kecho): make -C
-#           the directory its declaration names (kecho: KDIR= picks the kernel)
+#   SERVER  every server declared in servers/ (kecho, user, uring, ebpf):
+#           make -C the directory its declaration names (kecho: KDIR= picks
+#           the kernel)
 #   ftrace  ftrace/funclat                 fentry/fexit timing for ftrace/*.sh
-#
-#   make vm-check   the tests that run in the qemu guest (kecho, sockmap), once
-#                   per guest kernel: KERNELS="6.1 6.12" (the default); check
-#                   runs them too
-#   sudo make soak  20 x bench -t 1000 -r 10 per server, nothing may grow
-#                   (RUNS=N; kecho in the guest): results/DATE-soak-PLACE
-#   make lint       shellcheck on the scripts, checkpatch.pl on kecho
-#   make hooks      use the repository's commit-msg hook (hooks/) in this clone
 
 # What servers there are, and where each is built: their declarations.
 registry = bash -c '. lib/registry.sh && $(1)'
@@ -48,15 +65,27 @@ tests: bench
 
 # Root first: without it the tests cannot start servers, load BPF programs
 # or change sysctls, and a run of the few cases that need none would be
-# green and say nothing. Then deps: on a fresh machine it installs what the
-# build needs. tests/prove.sh ends with the counts (passed, failed, skipped
-# and why).
+# green and say nothing (those few: make test-unit). Then deps: on a fresh
+# machine it installs what the build needs. tests/prove.sh ends with the
+# counts (passed, failed, skipped and why).
 need_root = @[ "$$(id -u)" -eq 0 ] || { echo "make $@: needs root (the tests start servers, load BPF programs and change sysctls): sudo make $@" >&2; exit 1; }
 
 # The guest's kernels (vm/kernels.sh): the guest tests run once on each.
 KERNELS ?= 6.1 6.12
 VM_TESTS := $(wildcard tests/vm-*.t)
 NATIVE_TESTS := $(filter-out $(VM_TESTS),$(wildcard tests/*.t))
+# No root, no server, no network: bench's arithmetic and arguments, the
+# suite's own helpers, the docs.
+UNIT_TESTS := $(wildcard tests/stats.t tests/summarize.t tests/bench-args.t \
+	tests/lib.t tests/docs.t)
+# Minutes each (10,000 connections, crowds of 1000 misbehaving clients,
+# 3 x 1000 x 10 per variant): check-all only.
+SLOW_TESTS := tests/scale.t tests/faults.t tests/soak.t
+# The fast tier: the unit tests, then every native test but the slow ones:
+# the contract on every server (kecho's in one guest boot, where modules
+# do not load here), each server's own tests, bench, compare, plots and
+# ftrace (percall included) at the small sizes they use.
+FAST_TESTS := $(UNIT_TESTS) $(filter-out $(UNIT_TESTS) $(SLOW_TESTS),$(NATIVE_TESTS))
 guest_tests = for k in $(KERNELS); do \
 		echo "== the guest tests on kernel $$k"; \
 		ECHOLAB_KERNEL=$$k ./tests/prove.sh $(VM_TESTS) || rc=1; \
@@ -66,8 +95,19 @@ check:
 	$(need_root)
 	$(MAKE) deps
 	$(MAKE) all tests
+	./tests/prove.sh $(FAST_TESTS)
+
+# With TESTS, just what it names (prove.sh), once.
+check-all:
+	$(need_root)
+	$(MAKE) deps
+	$(MAKE) all tests
 	$(MAKE) lint
-	rc=0; ./tests/prove.sh $(NATIVE_TESTS) || rc=1; $(guest_tests); exit $$rc
+	rc=0; ./tests/prove.sh $(NATIVE_TESTS) || rc=1; \
+	[ -n "$$TESTS" ] || $(guest_tests); exit $$rc
+
+test-unit: bench tests
+	./tests/prove.sh $(UNIT_TESTS)
 
 lint:
 	shellcheck -x run.sh .ci/run lib/*.sh cmd/*.sh scripts/*.sh servers/*.sh tests/*.t \
@@ -104,4 +144,5 @@ clean:
 	$(MAKE) -C ftrace clean
 	$(MAKE) -C tests clean
 
-.PHONY: all bench $(SERVERS) ftrace deps tests check vm-check soak lint plots clean
+.PHONY: all bench $(SERVERS) ftrace deps tests check check-all test-unit vm-check soak lint \
+	plots clean

@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # run.sh compare: the results directory, the plots from raw files alone, the
 # netns path, and an interrupted comparison.
+#
+# Case groups (TESTS=compare:NAME,...): native (and make plots from its
+# results), sweep, netns, bypass, interrupted, usage.
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -57,117 +60,128 @@ bypass_cgroups() {
 	[[ -z $cg ]] || find "$cg" -maxdepth 1 -name "echolab-bypass-$PORT"
 }
 
-plan 42
+if case_selected native; then
+	out=$("$RUN" compare -t 50 -r 2 --repeat 1 --out "$TMP/native" 2>&1)
+	ok $? "compare/native: exit 0"
+	is "$(tail -n1 <<<"$out")" "results: $TMP/native" "compare/native: last line names the directory"
+	for f in meta.txt summary.md boxplot.png cdf.png; do
+		[[ -s $TMP/native/$f ]]
+		ok $? "compare/native: $f written"
+	done
+	missing=
+	for s in "${runnable[@]}"; do
+		[[ -s $TMP/native/$s-1.tsv ]] || missing+=" $s-1.tsv"
+		is_png "$TMP/native/scatter-$s.png" || missing+=" scatter-$s.png"
+	done
+	is "$missing" "" "compare/native: a raw file and a scatter plot per server (${runnable[*]})"
+	bad=
+	for f in "$TMP"/native/*.png; do is_png "$f" || bad+=" $f"; done
+	is "$bad" "" "compare/native: every PNG is a valid PNG"
+	is "$(summary_rows "$TMP/native/summary.md" | cut -d' ' -f1 | tr '\n' ' ')" "${runnable[*]} " \
+		"compare/native: one client-side row per server that ran, in order"
+	is "$(summary_rows "$TMP/native/summary.md" Server | cut -d' ' -f1 | tr '\n' ' ')" "${runnable[*]} " \
+		"compare/native: one server-side (arrival_us) row per server that ran"
+	is "$(summary_rows "$TMP/native/summary.md" | grep '^user ')" "user 100 0" \
+		"compare/native: user row: 100 samples, 0 failed"
+	unlisted=
+	for e in "${entries[@]}"; do
+		read -r label server _ <<<"$e"
+		[[ " ${runnable[*]} " != *" $label "* ]] || continue
+		grep -qE "^- \`$label\`: .+" "$TMP/native/summary.md" || unlisted+=" $label"
+	done
+	is "$unlisted" "" "compare/native: what could not run is listed with a reason"
+	grep -q '^git=' "$TMP/native/meta.txt" && grep -q '^bench_args=-t 50 -r 2' "$TMP/native/meta.txt"
+	ok $? "compare/native: meta.txt has the bench flags and the git revision"
 
-out=$("$RUN" compare -t 50 -r 2 --repeat 1 --out "$TMP/native" 2>&1)
-ok $? "compare/native: exit 0"
-is "$(tail -n1 <<<"$out")" "results: $TMP/native" "compare/native: last line names the directory"
-for f in meta.txt summary.md boxplot.png cdf.png; do
-	[[ -s $TMP/native/$f ]]
-	ok $? "compare/native: $f written"
-done
-missing=
-for s in "${runnable[@]}"; do
-	[[ -s $TMP/native/$s-1.tsv ]] || missing+=" $s-1.tsv"
-	is_png "$TMP/native/scatter-$s.png" || missing+=" scatter-$s.png"
-done
-is "$missing" "" "compare/native: a raw file and a scatter plot per server (${runnable[*]})"
-bad=
-for f in "$TMP"/native/*.png; do is_png "$f" || bad+=" $f"; done
-is "$bad" "" "compare/native: every PNG is a valid PNG"
-is "$(summary_rows "$TMP/native/summary.md" | cut -d' ' -f1 | tr '\n' ' ')" "${runnable[*]} " \
-	"compare/native: one client-side row per server that ran, in order"
-is "$(summary_rows "$TMP/native/summary.md" Server | cut -d' ' -f1 | tr '\n' ' ')" "${runnable[*]} " \
-	"compare/native: one server-side (arrival_us) row per server that ran"
-is "$(summary_rows "$TMP/native/summary.md" | grep '^user ')" "user 100 0" \
-	"compare/native: user row: 100 samples, 0 failed"
-unlisted=
-for e in "${entries[@]}"; do
-	read -r label server _ <<<"$e"
-	[[ " ${runnable[*]} " != *" $label "* ]] || continue
-	grep -qE "^- \`$label\`: .+" "$TMP/native/summary.md" || unlisted+=" $label"
-done
-is "$unlisted" "" "compare/native: what could not run is listed with a reason"
-grep -q '^git=' "$TMP/native/meta.txt" && grep -q '^bench_args=-t 50 -r 2' "$TMP/native/meta.txt"
-ok $? "compare/native: meta.txt has the bench flags and the git revision"
+	# make plots: from the raw files alone, nothing started, nothing rewritten.
+	sums=$(md5sum "$TMP"/native/*.tsv)
+	rm -f "$TMP"/native/*.png
+	out=$(make -s -C "$ROOT" plots RESULTS="$TMP/native" 2>&1)
+	ok $? "compare/plots: make plots RESULTS=dir exits 0"
+	is_png "$TMP/native/boxplot.png" && is_png "$TMP/native/cdf.png"
+	ok $? "compare/plots: boxplot and CDF redrawn"
+	is "$(md5sum "$TMP"/native/*.tsv)" "$sums" "compare/plots: raw files untouched"
+	[[ ! -e $STATE_DIR ]]
+	ok $? "compare/plots: no server was started"
+fi
 
-# make plots: from the raw files alone, nothing started, nothing rewritten.
-sums=$(md5sum "$TMP"/native/*.tsv)
-rm -f "$TMP"/native/*.png
-out=$(make -s -C "$ROOT" plots RESULTS="$TMP/native" 2>&1)
-ok $? "compare/plots: make plots RESULTS=dir exits 0"
-is_png "$TMP/native/boxplot.png" && is_png "$TMP/native/cdf.png"
-ok $? "compare/plots: boxplot and CDF redrawn"
-is "$(md5sum "$TMP"/native/*.tsv)" "$sums" "compare/plots: raw files untouched"
-[[ ! -e $STATE_DIR ]]
-ok $? "compare/plots: no server was started"
+if case_selected sweep; then
+	# --sweep: the comparison for each value, plotted against it.
+	out=$("$RUN" compare --sweep threads=1,5 -r 2 --repeat 1 --out "$TMP/sweep" 2>&1)
+	ok $? "compare/sweep: exit 0"
+	grep -q '^## threads = 1$' "$TMP/sweep/summary.md" && grep -q '^## threads = 5$' "$TMP/sweep/summary.md"
+	ok $? "compare/sweep: a table per swept value"
+	[[ -s $TMP/sweep/user-threads5-1.tsv ]] && grep -q '^# sweep_value=5' "$TMP/sweep/user-threads5-1.tsv"
+	ok $? "compare/sweep: raw files named and labelled by the value"
+	is_png "$TMP/sweep/sweep-latency.png" && is_png "$TMP/sweep/sweep-rps.png"
+	ok $? "compare/sweep: latency and req/s drawn against threads"
+fi
 
-# --sweep: the comparison for each value, plotted against it.
-out=$("$RUN" compare --sweep threads=1,5 -r 2 --repeat 1 --out "$TMP/sweep" 2>&1)
-ok $? "compare/sweep: exit 0"
-grep -q '^## threads = 1$' "$TMP/sweep/summary.md" && grep -q '^## threads = 5$' "$TMP/sweep/summary.md"
-ok $? "compare/sweep: a table per swept value"
-[[ -s $TMP/sweep/user-threads5-1.tsv ]] && grep -q '^# sweep_value=5' "$TMP/sweep/user-threads5-1.tsv"
-ok $? "compare/sweep: raw files named and labelled by the value"
-is_png "$TMP/sweep/sweep-latency.png" && is_png "$TMP/sweep/sweep-rps.png"
-ok $? "compare/sweep: latency and req/s drawn against threads"
+if case_selected netns; then
+	# --netns: server and client in two namespaces, both gone afterwards.
+	out=$("$RUN" compare --netns -t 20 -r 2 --repeat 1 --out "$TMP/netns" 2>&1)
+	ok $? "compare/netns: exit 0"
+	is "$(summary_rows "$TMP/netns/summary.md" | grep '^user ')" "user 40 0" \
+		"compare/netns: user measured across the veth, 0 failed"
+	grep -q '^# where=netns' "$TMP/netns/user-1.tsv" && grep -q '^# host=10\.' "$TMP/netns/user-1.tsv"
+	ok $? "compare/netns: raw file says where and which address"
+	absent "compare/netns: no namespace or veth left" echolab netns_left
+fi
 
-# --netns: server and client in two namespaces, both gone afterwards.
-out=$("$RUN" compare --netns -t 20 -r 2 --repeat 1 --out "$TMP/netns" 2>&1)
-ok $? "compare/netns: exit 0"
-is "$(summary_rows "$TMP/netns/summary.md" | grep '^user ')" "user 40 0" \
-	"compare/netns: user measured across the veth, 0 failed"
-grep -q '^# where=netns' "$TMP/netns/user-1.tsv" && grep -q '^# host=10\.' "$TMP/netns/user-1.tsv"
-ok $? "compare/netns: raw file says where and which address"
-absent "compare/netns: no namespace or veth left" echolab netns_left
+if case_selected bypass; then
+	# --bypass: user without and with the sk_msg bypass, side by side.
+	out=$("$RUN" compare --bypass -t 20 -r 2 -m 5 --repeat 1 --out "$TMP/bypass" 2>&1)
+	ok $? "compare/bypass: exit 0"
+	rows=$(summary_rows "$TMP/bypass/summary.md" | tr '\n' ,)
+	is "$rows" "user 200 0,user-bypass 200 0," "compare/bypass: rows user and user-bypass, 200 samples each, 0 failed"
+	is "$(summary_rows "$TMP/bypass/summary.md" Server)" "" \
+		"compare/bypass: no server-side table (the bypass hands the client no stamp)"
+	is_png "$TMP/bypass/scatter-user-bypass.png" && is_png "$TMP/bypass/boxplot.png"
+	ok $? "compare/bypass: plotted"
+	grep -q '^bypass=' "$TMP/bypass/meta.txt"
+	ok $? "compare/bypass: meta.txt says what the bypass was"
+	[[ ! -e $STATE_DIR ]]
+	ok $? "compare/bypass: no server state left"
+	absent "compare/bypass: no sockredir left" . processes 'sockredir --port'
+	absent "compare/bypass: no bypass cgroup left" . bypass_cgroups
+	out=$("$RUN" compare --bypass --netns 2>&1)
+	is $? 2 "compare/bypass: with --netns exits 2 (nothing to bypass)"
+fi
 
-# --bypass: user without and with the sk_msg bypass, side by side.
-out=$("$RUN" compare --bypass -t 20 -r 2 -m 5 --repeat 1 --out "$TMP/bypass" 2>&1)
-ok $? "compare/bypass: exit 0"
-rows=$(summary_rows "$TMP/bypass/summary.md" | tr '\n' ,)
-is "$rows" "user 200 0,user-bypass 200 0," "compare/bypass: rows user and user-bypass, 200 samples each, 0 failed"
-is "$(summary_rows "$TMP/bypass/summary.md" Server)" "" \
-	"compare/bypass: no server-side table (the bypass hands the client no stamp)"
-is_png "$TMP/bypass/scatter-user-bypass.png" && is_png "$TMP/bypass/boxplot.png"
-ok $? "compare/bypass: plotted"
-grep -q '^bypass=' "$TMP/bypass/meta.txt"
-ok $? "compare/bypass: meta.txt says what the bypass was"
-[[ ! -e $STATE_DIR ]]
-ok $? "compare/bypass: no server state left"
-absent "compare/bypass: no sockredir left" . processes 'sockredir --port'
-absent "compare/bypass: no bypass cgroup left" . bypass_cgroups
-out=$("$RUN" compare --bypass --netns 2>&1)
-is $? 2 "compare/bypass: with --netns exits 2 (nothing to bypass)"
+if case_selected interrupted; then
+	# Ctrl-C in the middle: no server left, the samples so far kept.
+	# Job control: the job gets its own process group (as at a terminal) and
+	# does not start with SIGINT ignored, as plain background jobs do.
+	set -m
+	"$RUN" compare -t 20 -r 100000 --repeat 1 --out "$TMP/int" >"$TMP/int.log" 2>&1 &
+	pid=$!
+	set +m
+	for ((i = 0; i < 100; i++)); do
+		[[ $(grep -vc '^#' "$TMP/int/user-1.tsv" 2>/dev/null) -gt 100 ]] && break
+		sleep 0.1
+	done
+	kill -INT -- "-$pid"
+	for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -KILL -- "-$pid" 2>/dev/null
+	wait "$pid"
+	is $? 130 "compare/interrupted: exit 130"
+	[[ ! -e $STATE_DIR ]]
+	ok $? "compare/interrupted: no server state left"
+	absent "compare/interrupted: port free" . listeners "$PORT"
+	absent "compare/interrupted: no server process left" . processes "$(server_binary user)"
+	rows=$(grep -vc '^#' "$TMP/int/user-1.tsv")
+	((rows > 100))
+	ok $? "compare/interrupted: raw samples kept"
+	diag "compare/interrupted: $rows rows kept"
+	grep -q "^results: $TMP/int" "$TMP/int.log"
+	ok $? "compare/interrupted: says where the results are"
+fi
 
-# Ctrl-C in the middle: no server left, the samples so far kept.
-# Job control: the job gets its own process group (as at a terminal) and
-# does not start with SIGINT ignored, as plain background jobs do.
-set -m
-"$RUN" compare -t 20 -r 100000 --repeat 1 --out "$TMP/int" >"$TMP/int.log" 2>&1 &
-pid=$!
-set +m
-for ((i = 0; i < 100; i++)); do
-	[[ $(grep -vc '^#' "$TMP/int/user-1.tsv" 2>/dev/null) -gt 100 ]] && break
-	sleep 0.1
-done
-kill -INT -- "-$pid"
-for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-kill -KILL -- "-$pid" 2>/dev/null
-wait "$pid"
-is $? 130 "compare/interrupted: exit 130"
-[[ ! -e $STATE_DIR ]]
-ok $? "compare/interrupted: no server state left"
-absent "compare/interrupted: port free" . listeners "$PORT"
-absent "compare/interrupted: no server process left" . processes "$(server_binary user)"
-rows=$(grep -vc '^#' "$TMP/int/user-1.tsv")
-((rows > 100))
-ok $? "compare/interrupted: raw samples kept ($rows rows)"
-grep -q "^results: $TMP/int" "$TMP/int.log"
-ok $? "compare/interrupted: says where the results are"
+if case_selected usage; then
+	out=$("$RUN" compare --repeat 0 2>&1)
+	is $? 2 "compare/usage: --repeat 0 exits 2"
+	out=$("$RUN" compare -t zero --out "$TMP/bad" 2>&1)
+	is $? 2 "compare/usage: a bad bench flag exits 2 before any server starts"
+fi
 
-out=$("$RUN" compare --repeat 0 2>&1)
-is $? 2 "compare/usage: --repeat 0 exits 2"
-out=$("$RUN" compare -t zero --out "$TMP/bad" 2>&1)
-is $? 2 "compare/usage: a bad bench flag exits 2 before any server starts"
-
-done_testing
+plan_at_end

@@ -72,7 +72,7 @@ kernel=$(grew "$before" "$after" redirected_bytes)
 user=$(grew "$before" "$after" userspace_bytes)
 diag "kernel redirect: ${kernel:-?} bytes, userspace fallback: ${user:-?} bytes (counters '$before' -> '$after')"
 [[ -n $kernel && -n $user ]] && ((kernel > 0 && 100 * kernel >= 99 * (kernel + user)))
-ok $? "ebpf/one-connection-10000: >= 99% of bytes echoed by the kernel (${kernel:-?} of $((${kernel:-0} + ${user:-0})))"
+ok $? "ebpf/one-connection-10000: >= 99% of bytes echoed by the kernel"
 
 # Several 1 MiB echoes at once: each larger than the socket buffers, so
 # the redirect meets a full send queue (the contract sends one or two).
@@ -87,7 +87,8 @@ bench_ok "ebpf/quiet" -t 4 -r 1 -m 5000
 after=$(counters_line)
 wakeups=$(grew "$before" "$after" userspace_wakeups)
 [[ -n $wakeups ]] && ((wakeups < 100))
-ok $? "ebpf/quiet: 20,000 messages woke the server ${wakeups:-(unread)} times (not per message)"
+ok $? "ebpf/quiet: 20,000 messages woke the server fewer than 100 times"
+diag "ebpf/quiet: ${wakeups:-(unread)} wakeups"
 
 # A bystander in the server's own cgroup, on another port: its sockets must
 # never enter the map, while its connection to our port must.
@@ -104,7 +105,8 @@ sleep 1.5
 absent "ebpf/bystander: no socket of port $SPARE_PORT in the map" "^$SPARE_PORT$" map_ports
 ours=$(count_of "^$PORT$" map_ports)
 ((ours >= 1))
-ok $? "ebpf/bystander: its connection to port $PORT is in the map (${ours:-bpftool failed})"
+ok $? "ebpf/bystander: its connection to port $PORT is in the map"
+diag "ebpf/bystander: ${ours:-(bpftool failed)} sockets of port $PORT in the map"
 wait "${PIDS[@]}" 2>/dev/null
 PIDS=()
 
@@ -136,7 +138,8 @@ expect_error() {
 	out=$(bounded 20 "$@" 2>&1)
 	rc=$?
 	((rc != 0 && rc != 124))
-	ok $? "ebpf/errors/$name: non-zero exit ($rc)"
+	ok $? "ebpf/errors/$name: non-zero exit"
+	diag "ebpf/errors/$name: exit $rc"
 	like "$out" "$re" "ebpf/errors/$name: says what failed"
 }
 # setpriv: util-linux, which make deps installs.

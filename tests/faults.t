@@ -75,18 +75,19 @@ crowd() {
 	bench=$(bounded 120 "${PREFIX[@]}" "$BENCH" -p "$PORT" -t 10 -r 20 -q -o /dev/null 2>&1)
 	wait "$probe"
 	rc=$?
-	ok "$rc" "$label/$kind: $N clients: $(tail -n1 "$out")"
-	((rc == 0)) || diag "$(cat "$out")"
+	ok "$rc" "$label/$kind: $N clients"
+	if ((rc == 0)); then diag "$label/$kind: $(tail -n1 "$out")"; else diag "$(cat "$out")"; fi
 	rm -f "$out"
 	is "$(field "$bench" failed)" 0 "$label/$kind: a well-behaved client beside them: 0 failed"
 	good=$(ms "$bench" max_us)
 	((${good:-BOUND_MS + 1} <= BOUND_MS))
-	ok $? "$label/$kind: ... its slowest response ${good:-?} ms (bound $BOUND_MS ms)"
+	ok $? "$label/$kind: ... none of its responses slower than $BOUND_MS ms"
+	diag "$label/$kind: its slowest response ${good:-?} ms"
 	drained "$label/$kind"
 	[[ $ready != - ]] || return 0
 	read -r rss tcp slab <<<"$(memory_growth "$mem0" "$mem1")"
 	((rss <= RSS_BOUND_KB * N))
-	ok $? "$label/$kind: the server's RSS grew $rss KiB for $N connections (bound $RSS_BOUND_KB KiB each)"
+	ok $? "$label/$kind: the server's RSS grew at most $RSS_BOUND_KB KiB for each of $N connections"
 	echo "# faults: $label $kind clients=$N rss_kb=$rss tcp_kb=$tcp slab_kb=$slab" \
 		"per_conn_bytes=$(((rss + tcp + slab) * 1024 / N)) good_max_ms=${good:-?}"
 }
@@ -139,7 +140,8 @@ faults() {
 		wait "$load"
 		out=$(cat "$out"; rm -f "$out")
 		is "$state" T "$label/sigstop: the server's process stopped (state T)"
-		is "$(field "$out" failed)" 0 "$label/sigstop: stopped for 2 s under load: 0 failed (slowest $(ms "$out" max_us) ms)"
+		is "$(field "$out" failed)" 0 "$label/sigstop: stopped for 2 s under load: 0 failed"
+		diag "$label/sigstop: the slowest response $(ms "$out" max_us) ms"
 	fi
 
 	# The bypass's loader killed mid-run: the kernel drops its programs,

@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # ftrace/ on this kernel: trace.sh, percall.sh, wq-latency.sh and funclat
 # name what they were meant to see, and leave tracefs as they found it.
+#
+# Case groups (TESTS=ftrace:NAME,...): funclat, trace, percall,
+# wq-latency, interrupted.
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -30,80 +33,90 @@ tracefs_state() {
 	sysctl kernel.bpf_stats_enabled
 }
 
-plan 14
-
 before=$(tracefs_state)
 
-# funclat: bad usage, then one function. Its refusal is accepted only
-# where the kernel refuses fentry programs (the fact no-fentry:
-# tests/build/fentry-probe loads and attaches the smallest one with bpf()
-# alone), and only with the kernel's own errno: funclat's message is the
-# same for any load failure, so a bug of its own must not pass as the
-# kernel's refusal.
-bounded 10 "$FT/funclat" >/dev/null 2>&1
-is $? 2 "funclat/usage: no function exits 2"
-out=$(bounded 20 "$FT/funclat" -d 1 do_nanosleep no_such_function_xyz 2>&1)
-if fact no-btf >/dev/null; then
-	skip "funclat/missing: an unknown function is named" no-btf
-else
-	like "$out" "no_such_function_xyz: no such function" "funclat/missing: an unknown function is named"
+if case_selected funclat; then
+	# funclat: bad usage, then one function. Its refusal is accepted only
+	# where the kernel refuses fentry programs (the fact no-fentry:
+	# tests/build/fentry-probe loads and attaches the smallest one with bpf()
+	# alone), and only with the kernel's own errno: funclat's message is the
+	# same for any load failure, so a bug of its own must not pass as the
+	# kernel's refusal.
+	bounded 10 "$FT/funclat" >/dev/null 2>&1
+	is $? 2 "funclat/usage: no function exits 2"
+	out=$(bounded 20 "$FT/funclat" -d 1 do_nanosleep no_such_function_xyz 2>&1)
+	if fact no-btf >/dev/null; then
+		skip "funclat/missing: an unknown function is named" no-btf
+	else
+		like "$out" "no_such_function_xyz: no such function" "funclat/missing: an unknown function is named"
+	fi
+	if refused=$(fact no-fentry); then
+		errno_msg=$(_fentry_probe | sed -n 's/^fentry: .* refused: \(.*\) (errno [0-9]*).*/\1/p')
+		[[ -n $errno_msg && $out == *"funclat: cannot "@(load the BPF programs|attach)": $errno_msg"* ]]
+		rc=$?
+		ok $rc "funclat/table: refused with the kernel's errno (fact no-fentry)"
+		diag "funclat/table: the kernel's errno: ${errno_msg:-none}; $refused"
+		((rc == 0)) || diag "$out"
+	else
+		like "$out" "(^|"$'\n'")do_nanosleep"$'\t'"[0-9]+" "funclat/table: a row for do_nanosleep"
+	fi
 fi
-if refused=$(fact no-fentry); then
-	errno_msg=$(_fentry_probe | sed -n 's/^fentry: .* refused: \(.*\) (errno [0-9]*).*/\1/p')
-	[[ -n $errno_msg && $out == *"funclat: cannot "@(load the BPF programs|attach)": $errno_msg"* ]]
-	rc=$?
-	ok $rc "funclat/table: refused with the kernel's errno (${errno_msg:-none}), as $refused"
-	((rc == 0)) || diag "$out"
-else
-	like "$out" "(^|"$'\n'")do_nanosleep"$'\t'"[0-9]+" "funclat/table: a row for do_nanosleep"
+
+if case_selected trace; then
+	# trace.sh ebpf: the verdict program's run time per request, at least
+	out=$(bounded 60 "$FT/trace.sh" ebpf --out "$OUT" -- -t 4 -r 5 -m 20 2>&1)
+	ok $? "trace/ebpf: exits 0"
+	like "$(cat "$OUT/ftrace-ebpf-digest.txt" 2>/dev/null)" "method=[a-z_+]+.*bpf_prog:echo_verdict +[1-9]" \
+		"trace/ebpf: the digest names its method and echo_verdict"
+	is "$(tracefs_state)" "$before" "trace/ebpf: tracefs and bpf_stats_enabled as found"
+
+	# trace.sh user: function timing; its refusal (and --vm) only where the
+	# kernel has neither the function_graph tracer nor fentry, both detected
+	# here.
+	out=$(bounded 60 "$FT/trace.sh" user --out "$OUT" -- -t 4 -r 5 -m 20 2>&1)
+	if fact no-function-graph >/dev/null && fact no-fentry >/dev/null; then
+		like "$out" "allows no function timing.*--vm" \
+			"trace/user: refused, --vm suggested (facts no-function-graph and no-fentry)"
+	else
+		like "$out" "(tcp_sendmsg|sock_sendmsg) +[0-9]+" "trace/user: tcp_sendmsg timed"
+	fi
+	is "$(tracefs_state)" "$before" "trace/user: tracefs as found"
 fi
 
-# trace.sh ebpf: the verdict program's run time per request, at least
-out=$(bounded 60 "$FT/trace.sh" ebpf --out "$OUT" -- -t 4 -r 5 -m 20 2>&1)
-ok $? "trace/ebpf: exits 0"
-like "$(cat "$OUT/ftrace-ebpf-digest.txt" 2>/dev/null)" "method=[a-z_+]+.*bpf_prog:echo_verdict +[1-9]" \
-	"trace/ebpf: the digest names its method and echo_verdict"
-is "$(tracefs_state)" "$before" "trace/ebpf: tracefs and bpf_stats_enabled as found"
-
-# trace.sh user: function timing; its refusal (and --vm) only where the
-# kernel has neither the function_graph tracer nor fentry, both detected
-# here.
-out=$(bounded 60 "$FT/trace.sh" user --out "$OUT" -- -t 4 -r 5 -m 20 2>&1)
-if fact no-function-graph >/dev/null && fact no-fentry >/dev/null; then
-	like "$out" "allows no function timing.*--vm" \
-		"trace/user: refused, --vm suggested (facts no-function-graph and no-fentry)"
-else
-	like "$out" "(tcp_sendmsg|sock_sendmsg) +[0-9]+" "trace/user: tcp_sendmsg timed"
+if case_selected percall; then
+	# percall.sh: the ebpf server's process does (almost) no per-message work
+	out=$(bounded 120 "$FT/percall.sh" --out "$OUT" user ebpf -- -t 10 -r 2 -m 100 2>&1)
+	user_sys=$(awk '$1 == "user" { print $3 }' "$OUT/percall.tsv" 2>/dev/null)
+	user_snd=$(awk '$1 == "user" { print $4 }' "$OUT/percall.tsv" 2>/dev/null)
+	ebpf_snd=$(awk '$1 == "ebpf" { print $4 }' "$OUT/percall.tsv" 2>/dev/null)
+	awk -v u="${user_sys:-0}" 'BEGIN { exit !(u >= 2 && u <= 5) }'
+	ok $? "percall/user: 2 to 5 syscalls per message"
+	diag "percall: user ${user_sys:-none} syscalls per message, sends: user ${user_snd:-none}, ebpf ${ebpf_snd:-none}"
+	# The ebpf server's process is woken per message on 6.x (epoll_wait + an
+	# empty recv) but never sends: the echo is the kernel's.
+	awk -v u="${user_snd:-0}" -v e="${ebpf_snd:-99}" 'BEGIN { exit !(u >= 0.9 && e < 0.01) }'
+	ok $? "percall/ebpf: no send syscall per message"
+	is "$(tracefs_state)" "$before" "percall: tracefs as found, no instance left"
 fi
-is "$(tracefs_state)" "$before" "trace/user: tracefs as found"
 
-# percall.sh: the ebpf server's process does (almost) no per-message work
-out=$(bounded 120 "$FT/percall.sh" --out "$OUT" user ebpf -- -t 10 -r 2 -m 100 2>&1)
-user_sys=$(awk '$1 == "user" { print $3 }' "$OUT/percall.tsv" 2>/dev/null)
-user_snd=$(awk '$1 == "user" { print $4 }' "$OUT/percall.tsv" 2>/dev/null)
-ebpf_snd=$(awk '$1 == "ebpf" { print $4 }' "$OUT/percall.tsv" 2>/dev/null)
-awk -v u="${user_sys:-0}" 'BEGIN { exit !(u >= 2 && u <= 5) }'
-ok $? "percall/user: 2 to 5 syscalls per message (got ${user_sys:-none})"
-# The ebpf server's process is woken per message on 6.x (epoll_wait + an
-# empty recv) but never sends: the echo is the kernel's.
-awk -v u="${user_snd:-0}" -v e="${ebpf_snd:-99}" 'BEGIN { exit !(u >= 0.9 && e < 0.01) }'
-ok $? "percall/ebpf: no send syscall per message (user ${user_snd:-none}, ebpf ${ebpf_snd:-none})"
-is "$(tracefs_state)" "$before" "percall: tracefs as found, no instance left"
+if case_selected wq-latency; then
+	# wq-latency.sh ebpf: sk_psock_backlog work items, a CDF plot
+	out=$(bounded 60 "$FT/wq-latency.sh" ebpf --out "$OUT" -- -t 4 -r 5 -m 20 2>&1)
+	like "$(cat "$OUT/wq-ebpf-summary.tsv" 2>/dev/null)" "sk_psock_backlog.*"$'\n'".*default	queue	[1-9]" \
+		"wq-latency/ebpf: queue-to-start of sk_psock_backlog items"
+	[[ $(head -c 4 "$OUT/wq-ebpf-cdf.png" 2>/dev/null | od -An -c | tr -d ' ') == 211PNG ]]
+	ok $? "wq-latency/ebpf: wq-ebpf-cdf.png is a PNG"
+fi
 
-# wq-latency.sh ebpf: sk_psock_backlog work items, a CDF plot
-out=$(bounded 60 "$FT/wq-latency.sh" ebpf --out "$OUT" -- -t 4 -r 5 -m 20 2>&1)
-like "$(cat "$OUT/wq-ebpf-summary.tsv" 2>/dev/null)" "sk_psock_backlog.*"$'\n'".*default	queue	[1-9]" \
-	"wq-latency/ebpf: queue-to-start of sk_psock_backlog items"
-[[ $(head -c 4 "$OUT/wq-ebpf-cdf.png" 2>/dev/null | od -An -c | tr -d ' ') == 211PNG ]]
-ok $? "wq-latency/ebpf: wq-ebpf-cdf.png is a PNG"
+if case_selected interrupted; then
+	# Killed in the middle of a run (SIGTERM: a background job ignores SIGINT)
+	"$FT/trace.sh" ebpf --out "$OUT" -- -t 4 -d 5 >/dev/null 2>&1 &
+	pid=$!
+	sleep 3
+	stop_bounded "$pid" 30	# trace.sh restores tracefs before it exits
+	state=$(tracefs_state)$'\n'$("$RUN" status 2>&1)
+	is "$state" "$before"$'\n'"no server is running" "trace/interrupted: tracefs as found, no server"
+fi
 
-# Killed in the middle of a run (SIGTERM: a background job ignores SIGINT)
-"$FT/trace.sh" ebpf --out "$OUT" -- -t 4 -d 5 >/dev/null 2>&1 &
-pid=$!
-sleep 3
-stop_bounded "$pid" 30	# trace.sh restores tracefs before it exits
-state=$(tracefs_state)$'\n'$("$RUN" status 2>&1)
-is "$state" "$before"$'\n'"no server is running" "trace/interrupted: tracefs as found, no server"
-
-[[ -n ${VERBOSE:-} ]] && diag "$out"
-done_testing
+[[ -n ${VERBOSE:-} ]] && diag "${out:-}"
+plan_at_end

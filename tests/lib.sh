@@ -194,10 +194,14 @@ skip_all() {
 # shellcheck disable=SC2001 # prefix every line of a multi-line message
 diag() { sed 's/^/# /' <<<"$*"; }
 
-done_testing() { exit $((_tap_failed > 0)); }
+done_testing() {
+	_unknown_cases
+	exit $((_tap_failed > 0))
+}
 
 # For a file whose number of cases is known only at its end.
 plan_at_end() {
+	_unknown_cases
 	echo "1..$_tap_n"
 	done_testing
 }
@@ -462,7 +466,8 @@ reset_ok() {
 		sleep 0.1
 	done
 	[[ -n $cport ]] && ((n >= 2)) && [[ -z $left ]]
-	ok $? "$name: the server's end was reset (EstabResets +$n; port ${cport:-?}'s peer socket: ${left:-gone})"
+	ok $? "$name: the server's end was reset"
+	diag "$name: EstabResets +$n; port ${cport:-?}'s peer socket: ${left:-gone}"
 }
 
 # ---- what a server leaves behind ------------------------------------------
@@ -528,13 +533,18 @@ nothing_left_since() {
 # server's hook must agree with the platform: one that refused a server
 # this machine can run would drop its cases without a failure.
 each_variant() {
-	local func=$1 lister=${2:-variants} label server args why lacks
+	local func=$1 lister=${2:-variants} label server args why lacks labels
 	local guest=()
+	labels=" $("$lister" | cut -d' ' -f1 | tr '\n' ' ') "
 	while read -r label server args; do
 		if [[ -n ${ONLY_SERVERS:-} && " $ONLY_SERVERS " != *" $server "* &&
 			" $ONLY_SERVERS " != *" $label "* ]]; then
 			continue
 		fi
+		# TESTS=FILE:CASE: a label is that variant; a server that is no
+		# label (kecho) is all of its variants.
+		case_selected "$label" ||
+			{ [[ $labels != *" $server "* ]] && case_selected "$server"; } || continue
 		why=$(server_unavailable "$server")
 		lacks=$(platform_lacks "$server")
 		if [[ -n $why && -z $lacks ]] || [[ -z $why && -n $lacks ]]; then
@@ -575,7 +585,8 @@ _relay_from_guest() {
 	done < <(in_guest "$out" "${GUEST_TIMEOUT:-1800}" env ONLY_SERVERS="$*" bash "$file" 2>&1)
 	rm -rf "$out"
 	[[ $n == "$planned" && $n -gt 0 ]]
-	ok $? "guest: $file ran to its end for $* ($n results of $planned)"
+	ok $? "guest: $file ran to its end for $*"
+	diag "guest: $file: $n results of $planned planned"
 }
 
 # The guest tests: make check installs the guest's packages first, so a
@@ -590,4 +601,54 @@ need_guest() {
 		echo "Bail out! cannot build the guest's modules for its kernel $kver"
 		exit 1
 	fi
+}
+
+# ---- picking files and cases: TESTS -----------------------------------------
+#
+# TESTS names files and cases, as kselftest's TESTS does (make check
+# TESTS=..., or the environment): 'contract user' runs those two files
+# (tests/prove.sh picks them); 'contract:user-w2' runs that case of
+# contract.t only, 'compare:native,bypass' two of compare.t. A case is a
+# variant where a file runs each_variant (its label; or a server that is
+# no label, for all its variants: contract:kecho), or a group of cases
+# that a file asks case_selected about.
+
+declare -A _cases_asked=()	# [CASE] = 1 once case_selected was asked
+
+# _named_cases: the cases TESTS names for this file, one a line; nothing
+# when it names none, or names the file whole.
+_named_cases() {
+	local e f me=${0##*/} entries cases=() some
+	me=${me%.t}
+	read -ra entries <<<"${TESTS:-}"
+	for e in "${entries[@]}"; do
+		f=${e%%:*}
+		f=${f##*/}
+		[[ ${f%.t} == "$me" ]] || continue
+		[[ $e == *:* ]] || return 0
+		IFS=, read -ra some <<<"${e#*:}"
+		cases+=("${some[@]}")
+	done
+	((${#cases[@]} == 0)) || printf '%s\n' "${cases[@]}"
+}
+
+# case_selected NAME: whether to run the case (or group of cases) NAME of
+# this file: TESTS names it, or names no case of this file.
+case_selected() {
+	local named
+	_cases_asked[$1]=1
+	named=$(_named_cases)
+	[[ -z $named ]] || grep -qxF -- "$1" <<<"$named"
+}
+
+# _unknown_cases: a failure for each case TESTS names that this file never
+# asked about (a typo must not pass as a run of nothing).
+_unknown_cases() {
+	local c
+	while read -r c; do
+		[[ -n $c && -z ${_cases_asked[$c]:-} ]] || continue
+		_cases_asked[$c]=1
+		ok 1 "TESTS: ${0##*/} has the case '$c'"
+		diag "TESTS names '$c' for ${0##*/}, which has no such variant or case group"
+	done < <(_named_cases)
 }

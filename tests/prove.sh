@@ -5,6 +5,13 @@
 # and which files skipped whole. prove's own summary says whether files
 # passed; this line says how much of the suite that was.
 #
+# TESTS="NAME[:CASE[,CASE...]] ...", when set, names the files to run
+# instead of the arguments: NAME is a file of tests/, with or without
+# tests/ and .t, any file (make check TESTS=scale runs scale.t, which only
+# check-all runs otherwise). CASE is for the file itself: a variant or a
+# case group (tests/lib.sh, case_selected). For example
+#     sudo make check TESTS="contract:user-w2 compare:bypass run"
+#
 # Exit status: prove's; 1 as well when a case failed, or, under CI
 # (CI=true), when a skip names a reason that is not one of the platform
 # facts of tests/lib.sh (skip does that per case already; this is the
@@ -13,18 +20,46 @@ set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 
+# tests_named: the files TESTS names, each once, in its order; status 2
+# when one does not exist.
+tests_named() {
+	local e f entries
+	local -A seen=()
+	read -ra entries <<<"$TESTS"
+	for e in "${entries[@]}"; do
+		f=${e%%:*}
+		f=$(dirname "$0")/${f##*/}
+		f=${f%.t}.t
+		if [[ ! -f $f ]]; then
+			echo "prove.sh: TESTS names '$e', but there is no $f" >&2
+			return 2
+		fi
+		[[ -n ${seen[$f]:-} ]] || echo "$f"
+		seen[$f]=1
+	done
+}
+
+if [[ -n ${TESTS:-} ]]; then
+	named=$(tests_named) || exit 2
+	mapfile -t named_files <<<"$named"
+	set -- "${named_files[@]}"
+fi
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-prove -v "$@" | tee "$log"
+# --timer: each file's time, in ms, after its cases.
+prove -v --timer "$@" | tee "$log"
 rc=${PIPESTATUS[0]}
 
 # 'passed failed skipped', then one line per skip reason (its fact, the
 # words before the first ':'), then 'file FILE REASON' per file skipped
 # whole. prove -v prints each file's TAP as it came, after a header line;
-# a whole-file skip is its header: 'tests/x.t .. skipped: REASON'.
+# a whole-file skip is its header: 'tests/x.t .. skipped: REASON'
+# (after the time it ended, '[HH:MM:SS] ', with --timer).
 # shellcheck disable=SC2016 # awk
 counts=$(awk '
+	{ sub(/^\[[0-9:]+\] /, "") }
 	/^ok [0-9]+/ && / # SKIP / { s++; r = $0; sub(/.* # SKIP /, "", r)
 		sub(/ \(not a platform fact.*/, "", r); sub(/:.*/, "", r); why[r]++; next }
 	/^ok [0-9]+/ { p++; next }

@@ -84,24 +84,28 @@ scale() {
 		sleep 0.2
 	done
 	mem1=$(memory_of "$pid")
-	ok $((peak < N)) "$label: $N connections held at once (the server had $peak established)"
+	ok $((peak < N)) "$label: $N connections held at once"
+	diag "$label: the server had $peak established at most"
 
 	newc=$(bounded 60 "${prefix[@]}" "$BENCH" -H "$host" -p "$PORT" -t 1 -r 10 -q -o /dev/null 2>&1)
 	got=$(ms "$newc" max_us)
 	[[ $(field "$newc" failed) == 0 ]] && ((${got:-BOUND_MS + 1} <= BOUND_MS))
-	ok $? "$label: a new client meanwhile: 10 requests, 0 failed, slowest ${got:-?} ms (bound $BOUND_MS ms)"
+	ok $? "$label: a new client meanwhile: 10 requests, 0 failed, none slower than $BOUND_MS ms"
+	diag "$label: the new client's slowest: ${got:-?} ms"
 
 	wait "$load"
 	out=$(cat "$out"; rm -f "$out")
 	# What went wrong, when something did: the raw file's statuses.
 	awk -F'\t' '!/^#/ && $NF != "ok" { n[$NF]++ } END { for (s in n) printf "# failed: %d %s\n", n[s], s }' "$TMP/raw.tsv"
 	rm -f "$TMP/raw.tsv"
-	is "$(field "$out" failed)" 0 "$label: the $N connections' $(field "$out" samples) requests (one every $INTERVAL_S s each): 0 failed"
+	is "$(field "$out" failed)" 0 "$label: the $N connections' requests (one every $INTERVAL_S s each): 0 failed"
+	diag "$label: $(field "$out" samples) requests"
 	# The server's side where every echo was stamped (not over the bypass).
 	[[ $(field "$out" arrival_n) == "$(field "$out" ok)" ]] || side=
 	got=$(ms "$out" "${side}p99_us")
 	((${got:-BOUND_MS + 1} <= BOUND_MS))
-	ok $? "$label: ... answered within the bound: ${side:-rtt_}p99 ${got:-?} ms, max $(ms "$out" max_us) ms (p99 bound $BOUND_MS ms)"
+	ok $? "$label: ... answered within the bound: p99 at most $BOUND_MS ms"
+	diag "$label: ${side:-rtt_}p99 ${got:-?} ms, max $(ms "$out" max_us) ms"
 
 	read -r rss tcp slab <<<"$(memory_growth "$mem0" "$mem1")"
 	echo "# scale: $label where=${ECHOLAB_WHERE:-native} conns=$peak rss_per_conn_b=$((rss * 1024 / N))" \

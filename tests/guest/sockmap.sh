@@ -36,18 +36,23 @@ expected() {
 # judge BEHAVIOUR FOUND: one case: what was found against what this kernel
 # is expected to do.
 judge() {
-	local b=$1 found=$2 want
+	local b=$1 found=$2 want name
 	want=$(expected "$b")
 	JUDGED+=("$b")
 	echo "# found $b $KV $found"
+	name="sockmap/$b on $KV: as tests/sockmap-kernels.txt expects"
 	if ! grep -qE "^behaviour .* $KV( |\$)" "$EXPECT"; then
-		ok 1 "sockmap/$b on $KERNEL: found '$found'; tests/sockmap-kernels.txt has no column for $KV: a kernel this suite has not met, add one (and ebpf-echo/README.md's table)"
+		ok 1 "$name"
+		diag "$b: found '$found'; tests/sockmap-kernels.txt has no column for $KV: a kernel this suite has not met, add one (and ebpf-echo/README.md's table)"
 	elif [[ -z $want ]]; then
-		ok 1 "sockmap/$b on $KERNEL: found '$found'; tests/sockmap-kernels.txt has no line for $b"
+		ok 1 "$name"
+		diag "$b: found '$found'; tests/sockmap-kernels.txt has no line for $b"
 	elif [[ $found == "$want" ]]; then
-		ok 0 "sockmap/$b on $KERNEL: $found, as expected for $KV"
+		ok 0 "$name"
+		diag "$b: $found, as expected for $KV"
 	else
-		ok 1 "sockmap/$b on $KERNEL: found '$found', expected '$want' for $KV: the kernel's behaviour changed (tests/sockmap-kernels.txt, ebpf-echo/README.md)"
+		ok 1 "$name"
+		diag "$b: found '$found', expected '$want' for $KV: the kernel's behaviour changed (tests/sockmap-kernels.txt, ebpf-echo/README.md)"
 	fi
 }
 
@@ -126,7 +131,8 @@ detect_map_removal() {
 	key=$(head -n 1 <<<"$keys" | grep -o '0x[0-9a-f]*' | tr '\n' ' ')
 	# shellcheck disable=SC2086 # the key: one word per byte
 	[[ -n $key ]] && bpftool map delete id "$id" key $key
-	ok $? "sockmap/map-removal-warning: its key deleted from echo_socks (${key:-no key})"
+	ok $? "sockmap/map-removal-warning: its key deleted from echo_socks"
+	diag "map-removal-warning: key ${key:-(none)}"
 	printf 'after leave' >&"$FD"
 	reply=
 	read -r -t 5 -N 11 -u "$FD" reply
@@ -225,7 +231,7 @@ if detect_preaccept; then
 	# it runs only when asked: SOCKMAP_WARN_OK=1 (how the 6.18 column was
 	# found).
 	if fact panic-on-warn >/dev/null; then
-		skip "sockmap/map-removal-warning on $KERNEL" panic-on-warn
+		skip "sockmap/map-removal-warning on $KV: as tests/sockmap-kernels.txt expects" panic-on-warn
 		JUDGED+=(map-removal-warning)
 	elif [[ ${ECHOLAB_WHERE:-} != vm && ${SOCKMAP_WARN_OK:-} != 1 ]]; then
 		diag "map-removal-warning: not provoked on this machine's own kernel (it WARNs and taints it); sudo SOCKMAP_WARN_OK=1 bash tests/sockmap.t does"
@@ -240,5 +246,6 @@ detect_flow_control
 # A detection that could not run is a failure, not a missing line.
 is "$(printf '%s\n' "${JUDGED[@]}" | sort | tr '\n' ' ')" \
 	"$(printf '%s\n' "${BEHAVIOURS[@]}" | grep . | sort | tr '\n' ' ')" \
-	"sockmap: every behaviour detected on $KERNEL ($(printf '%s\n' "${BEHAVIOURS[@]}" | grep -c .) of 7)"
+	"sockmap: every behaviour detected on $KV"
+diag "sockmap: $(printf '%s\n' "${BEHAVIOURS[@]}" | grep -c .) of 7 behaviours to detect on $KERNEL"
 plan_at_end
