@@ -77,7 +77,7 @@ NATIVE_TESTS := $(filter-out $(VM_TESTS),$(wildcard tests/*.t))
 # No root, no server, no network: bench's arithmetic and arguments, the
 # suite's own helpers, the docs.
 UNIT_TESTS := $(wildcard tests/stats.t tests/summarize.t tests/bench-args.t \
-	tests/lib.t tests/docs.t)
+	tests/lib.t tests/docs.t tests/hooks.t)
 # Minutes each (10,000 connections, crowds of 1000 misbehaving clients,
 # 3 x 1000 x 10 per variant): check-all only.
 SLOW_TESTS := tests/scale.t tests/faults.t tests/soak.t

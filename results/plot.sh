@@ -97,8 +97,6 @@ pick_metric() {
 	echo arrival
 }
 
-field() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"; }
-
 plot_common() {
 	cat <<-GP
 		set terminal pngcairo size 960,600 noenhanced font ",10"

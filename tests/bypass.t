@@ -6,7 +6,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root
+root_or_bail_out
 
 SOCKREDIR=$ROOT/ebpf-echo/sockredir
 trap 'stop_all; pkill -f "user-echo-server -p $SPARE_PORT" 2>/dev/null' EXIT

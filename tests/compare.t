@@ -8,7 +8,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root
+root_or_bail_out
 
 TMP=$(mktemp -d)
 # Function, not timing: do not wait for the TIME_WAIT of earlier tests.

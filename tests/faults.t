@@ -23,7 +23,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root
+root_or_bail_out
 
 trap stop_all EXIT
 export ECHOLAB_TW_MAX=1000000	# function, not timing
@@ -41,13 +41,6 @@ fi
 # What the server itself (its process: RSS) may grow by per connection of
 # a crowd; a server that buffers what it cannot send grows far beyond.
 RSS_BOUND_KB=64
-
-# kernel_problems MARK: the kernel's complaints logged after MARK
-# (dmesg_mark), one per line.
-kernel_problems() {
-	dmesg_since "$1" |
-		grep -E 'WARNING|BUG|Oops|general protection|Call Trace|seq # bug|refcount_t|hung task|soft lockup|leak' || true
-}
 
 # wait_line FILE REGEX SECONDS: until a line of FILE matches.
 wait_line() {
@@ -186,7 +179,7 @@ faults() {
 	"$RUN" stop >/dev/null
 	nothing_left_since "$label/stop" "$base"
 
-	out=$(kernel_problems "$marks")
+	out=$(kernel_complaints "$marks")
 	is "$out" "" "$label: dmesg has no warning, bug or leak since the start"
 }
 

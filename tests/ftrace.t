@@ -8,30 +8,12 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root
+root_or_bail_out
 
 FT=$ROOT/ftrace
-TR=/sys/kernel/tracing
 OUT=$(mktemp -d)
 trap '"$RUN" stop >/dev/null 2>&1; rm -rf "$OUT"' EXIT
 
-# What the scripts must leave unchanged (tracefs not mounted counts too).
-tracefs_state() {
-	if [[ ! -e $TR/trace ]]; then
-		echo unmounted
-		return
-	fi
-	local f
-	for f in current_tracer tracing_on buffer_size_kb set_event set_ftrace_filter \
-		set_graph_function; do
-		# buffer_size_kb "7 (expanded: 1408)" reads "1410" once the kernel has
-		# allocated the buffer (at the first use of a tracer): same size
-		echo "$f=$(sed 's/^[0-9]* (expanded: \([0-9]*\))$/\1/' "$TR/$f" 2>/dev/null |
-			awk '/^[0-9]+$/ { $0 = int($0 / 8) * 8 } 1' || echo '(unreadable)')"
-	done
-	echo "instances=$(ls "$TR/instances")"
-	sysctl kernel.bpf_stats_enabled
-}
 
 before=$(tracefs_state)
 

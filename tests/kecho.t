@@ -7,7 +7,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root
+root_or_bail_out
 
 fact no-modules >/dev/null && skip_all no-modules
 exec bash "$ROOT/tests/guest/kecho.sh"

@@ -251,10 +251,10 @@ summary_rows() {
 		/^## / { on = 0 }' "$1"
 }
 
-# need_root: the file starts servers and changes sysctls. Without root
+# root_or_bail_out: the file starts servers and changes sysctls. Without root
 # it stops with a failure: a green run of the cases that need no root
 # would say nothing about the rest.
-need_root() {
+root_or_bail_out() {
 	if [[ $(id -u) -ne 0 ]]; then
 		echo "Bail out! needs root: run 'sudo make check'"
 		exit 1
@@ -651,4 +651,24 @@ _unknown_cases() {
 		ok 1 "TESTS: ${0##*/} has the case '$c'"
 		diag "TESTS names '$c' for ${0##*/}, which has no such variant or case group"
 	done < <(_named_cases)
+}
+
+# tracefs_state: what the ftrace scripts must leave as they found it:
+# tracefs mounted or not, the top-level files they may write, the trace
+# instances and kernel.bpf_stats_enabled.
+tracefs_state() {
+	local tr=/sys/kernel/tracing f
+	if [[ ! -e $tr/trace ]]; then
+		echo unmounted
+		return
+	fi
+	for f in current_tracer tracing_on buffer_size_kb set_event set_ftrace_filter \
+		set_graph_function options/funcgraph-tail; do
+		# buffer_size_kb "7 (expanded: 1408)" reads "1410" once the kernel has
+		# allocated the buffer (at the first use of a tracer): same size
+		echo "$f=$(sed 's/^[0-9]* (expanded: \([0-9]*\))$/\1/' "$tr/$f" 2>/dev/null |
+			awk '/^[0-9]+$/ { $0 = int($0 / 8) * 8 } 1' || echo '(unreadable)')"
+	done
+	echo "instances=$(ls "$tr/instances")"
+	sysctl kernel.bpf_stats_enabled
 }

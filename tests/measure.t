@@ -7,7 +7,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root
+root_or_bail_out
 
 runs=$(mktemp -d)	# hand-run benches land here, not in the repository
 export ECHOLAB_RUNS_DIR=$runs

@@ -5,11 +5,11 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root
+root_or_bail_out
 trap '"$RUN" stop >/dev/null 2>&1' EXIT
 
-# usage_error NAME ARGS...: exit 2 and a message that points to --help.
-usage_error() {
+# refused NAME ARGS...: exit 2 and a message that points to --help.
+refused() {
 	local name=$1 out rc
 	shift
 	out=$("$RUN" "$@" 2>&1)
@@ -20,12 +20,12 @@ usage_error() {
 
 plan 33
 
-usage_error no-command
-usage_error unknown-server nosuchserver
-usage_error bad-flag user --bogus
-usage_error bad-port user --port 0
-usage_error port-not-a-number user --port abc
-usage_error stop-extra-args stop now
+refused no-command
+refused unknown-server nosuchserver
+refused bad-flag user --bogus
+refused bad-port user --port 0
+refused port-not-a-number user --port abc
+refused stop-extra-args stop now
 
 out=$("$RUN" --help)
 ok $? "run/help: exit 0"

@@ -7,7 +7,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root
+root_or_bail_out
 
 TMP=$(mktemp -d)
 trap 'stop_all; rm -rf "$TMP"' EXIT

@@ -6,7 +6,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root
+root_or_bail_out
 
 fact no-btf >/dev/null && skip_all no-btf
 fact no-cgroup2 >/dev/null && skip_all no-cgroup2

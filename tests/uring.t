@@ -9,7 +9,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root
+root_or_bail_out
 
 SERVER=$(server_binary uring)
 LOG=$(mktemp)

@@ -6,7 +6,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root
+root_or_bail_out
 
 SERVER=$ROOT/user-echo/user-echo-server
 trap stop_all EXIT

@@ -5,7 +5,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root
+root_or_bail_out
 
 need_guest
 exec "$ROOT/vm/run-vm.sh" --timeout 900 -- bash tests/guest/kecho.sh

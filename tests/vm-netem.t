@@ -16,7 +16,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root
+root_or_bail_out
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"; ip netns del echolab-cli 2>/dev/null; ip link del echolab-srv0 2>/dev/null' EXIT

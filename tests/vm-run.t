@@ -5,7 +5,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-need_root
+root_or_bail_out
 
 TMP=$(mktemp -d)
 export ECHOLAB_TW_MAX=1000000	# function, not timing

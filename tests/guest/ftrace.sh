@@ -8,23 +8,10 @@ set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 
 FT=$ROOT/ftrace
-TR=/sys/kernel/tracing
 OUT=${OUT:-/tmp/ftrace-out}
 mkdir -p "$OUT"
 trap '"$RUN" stop >/dev/null 2>&1' EXIT
 
-tracefs_state() {
-	local f
-	for f in current_tracer tracing_on buffer_size_kb set_event set_ftrace_filter \
-		set_graph_function options/funcgraph-tail; do
-		# buffer_size_kb "7 (expanded: 1408)" reads "1410" once the kernel has
-		# allocated the buffer (at the first use of a tracer): same size
-		echo "$f=$(sed 's/^[0-9]* (expanded: \([0-9]*\))$/\1/' "$TR/$f" 2>/dev/null |
-			awk '/^[0-9]+$/ { $0 = int($0 / 8) * 8 } 1' || echo '(unreadable)')"
-	done
-	echo "instances=$(ls "$TR/instances")"
-	sysctl kernel.bpf_stats_enabled
-}
 
 extra=0
 [[ ${1:-} == --extra ]] && extra=$2

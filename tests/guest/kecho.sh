@@ -13,7 +13,6 @@ source "$(dirname "$0")/../lib.sh"
 trap stop_all EXIT
 
 tcp_inuse() { awk '/^TCP:/ { print $3 }' /proc/net/sockstat; }
-kernel_trouble() { dmesg | grep -E 'WARNING|BUG|Oops|Call Trace|refcount_t' || true; }
 counter() { tr ' ' '\n' </proc/kecho | sed -n "s/^$1=//p"; }
 
 # wait_open N: until kecho counts N open connections (10 s at most).
@@ -47,7 +46,7 @@ summary_ok() {
 plan 41
 
 # Natively (tests/kecho.t) the log may hold older trouble: only new lines count.
-trouble_before=$(kernel_trouble | wc -l)
+dmesg_start=$(dmesg_mark)
 baseline=$(tcp_inuse)
 for mode in unbound bound kthread; do
 	"$RUN" kecho -- "mode=$mode" >/dev/null
@@ -123,7 +122,7 @@ for mode in unbound bound kthread; do
 	PIDS=()
 done
 
-is "$(kernel_trouble | tail -n +$((trouble_before + 1)))" "" \
+is "$(kernel_complaints "$dmesg_start")" "" \
 	"kecho/dmesg: no WARNING, BUG, Oops or refcount errors"
 
 done_testing
