@@ -41,6 +41,10 @@ netem_run() {
 	[[ -n $rows ]] && [[ -z $(awk -v n="$each" '$2 != n || $3 != 0' <<<"$rows") ]]
 	ok $? "$name: every variant, every row: $each samples, 0 failed"
 	awk -v n="$each" '$2 != n || $3 != 0 { print "# row: " $0 }' <<<"$rows"
+	# The failed samples themselves (bench's raw rows: the status says why).
+	for f in "$dir"/*.tsv; do
+		awk -v f="${f##*/}" '!/^#/ && $NF != "ok" { print "# failed in " f ": " $0 }' "$f"
+	done 2>/dev/null | head -n 10
 	[[ $out == *"netem ($spec) each way"* ]] || diag "$(tail -n 20 <<<"$out")"
 }
 
