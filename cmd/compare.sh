@@ -419,7 +419,7 @@ pooled_summary() {
 	for f in "$OUT/$1${SWEEP_KEY:+-$SWEEP_KEY$2}"-[0-9]*.tsv{,.gz}; do
 		[[ -e $f ]] || continue
 		files+=("$f")
-		! gzip -dcf "$f" | grep -q '^# bottleneck=client$' || bound=$((bound + 1))
+		! raw_cat "$f" | grep -q '^# bottleneck=client$' || bound=$((bound + 1))
 	done
 	((${#files[@]} == 0)) ||
 		echo "$("$BENCH" --summarize "${files[@]}") client_bound_runs=$bound/${#files[@]}"

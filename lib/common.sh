@@ -137,6 +137,26 @@ cgroup2_mount() {
 
 module_loaded() { grep -q "^$1 " /proc/modules 2>/dev/null; }
 
+# processes_named NAME: how many processes run a command named NAME, read
+# from /proc (the guest's busybox has no pgrep).
+processes_named() {
+	local comm c n=0
+	for c in /proc/[0-9]*/comm; do
+		{ read -r comm <"$c"; } 2>/dev/null || continue
+		[[ $comm != "$1" ]] || n=$((n + 1))
+	done
+	echo "$n"
+}
+
+# raw_cat FILE: a raw file's text, gzipped or not (busybox's gzip, in the
+# guest, does not pass a plain file through as gzip -dcf does).
+raw_cat() {
+	case $1 in
+	*.gz) gzip -dc "$1" ;;
+	*) cat "$1" ;;
+	esac
+}
+
 # ---- BPF objects -----------------------------------------------------------------
 
 # bpf_maps PID NAME...: the ids of the BPF maps of those names that process

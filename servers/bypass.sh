@@ -79,7 +79,7 @@ bypass_stop() {
 	for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
 		progs=$(bpftool prog show) || die "bpftool prog show failed: cannot check that sockredir's programs are gone"
 		progs=$(grep -c 'name redir_msg ' <<<"$progs" || true)
-		procs=$(pgrep -xc sockredir || true)
+		procs=$(processes_named sockredir)
 		((progs <= procs)) && break
 		sleep 0.1
 	done
