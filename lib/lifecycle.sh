@@ -250,7 +250,9 @@ server_start() {
 			shift 2
 			;;
 		--netns)
-			netns=${2:?--netns needs a namespace}
+			[[ -e /run/netns/${2:-} && -n ${2:-} ]] ||
+				usage_error "--netns: '${2:-}' is no network namespace (ip netns list)"
+			netns=$2
 			shift 2
 			;;
 		--)
