@@ -606,8 +606,8 @@ cpu_row() {
 	function v(k) { return (k in m && m[k] != "nan") ? sprintf("%.2f", m[k]) : "-" }
 	{
 		parse($0, m)
-		printf "%s | %s | %s | %s | %s | %s | %s", v("cpu_us_per_echo"), v("cpu_usr_us_per_echo"),
-			v("cpu_sys_us_per_echo"), v("cpu_softirq_us_per_echo"), v("cpu_irq_us_per_echo"),
+		printf "%s | %s | %s | %s | %s | %s | %s", v("server_cpu_us_per_echo"), v("server_usr_us_per_echo"),
+			v("server_sys_us_per_echo"), v("server_softirq_us_per_echo"), v("server_irq_us_per_echo"),
 			("server_cpus" in m ? m["server_cpus"] : "-"), v("client_cpu_us_per_echo")
 	}' <<<"$1"
 }
