@@ -30,8 +30,8 @@ NS_SRV_IP=10.213.0.1
 NS_CLI_IP=10.213.0.2
 NETEM=		# --netem: tc netem's parameters on both ends of the veth
 
-# The headline workloads (--workload), each a steady state: seconds of
-# run time, the first second left out of the measured window.
+# The headline workloads (--workload), each a steady state: a second of
+# warm-up, not recorded, then five measured seconds.
 declare -A WORKLOADS=(
 	[busy]="-t 50 -d 5 --warmup 1"
 	[pingpong]="-t 1 -d 5 --warmup 1"
@@ -97,8 +97,9 @@ Placement (recorded in meta.txt and every raw file):
 What is measured:
   --workload W   busy (default): 50 connections, each sending as fast as
                  its echoes return; pingpong: one connection; connect: 1000
-                 clients, a new connection per request. Each runs 5 s, the
-                 first second left out (bench -d 5 --warmup 1)
+                 clients, a new connection per request. Each runs a 1 s
+                 warm-up, not recorded, then 5 measured seconds (bench
+                 --warmup 1 -d 5)
   --repeat N     runs per server (default 5; a verdict needs 3 or more)
   --servers L,.. these variants only, in this order (run.sh list shows
                  them); a label given twice is measured twice, the second
@@ -373,7 +374,7 @@ run_one() {
 	((PIPESTATUS[0] == 0)) || { netns_down; return 1; }
 	RUNNING=$server
 	# Warm-up: caches, BPF JIT, the accept queue; not recorded. The
-	# measured run leaves out its own first second too (--warmup).
+	# measured run has a warm-up of its own too (--warmup).
 	in_client "$BENCH" -H "$(server_host)" -p "$PORT" "${CLIENT_PLACE[@]}" -t 10 -r 10 -q \
 		-o /dev/null >/dev/null || say "warning: the warm-up against $label had failures"
 	bench_run "$label" "$OUT/$label$tag-$rep.tsv" --meta "repeat=$rep" "${extra[@]}" -q |

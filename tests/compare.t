@@ -153,7 +153,7 @@ if case_selected verdict; then
 	ok $? "compare/verdict: summary.md shows the verdict"
 	grep -q '^# repeat=3$' "$TMP/self/user-again-3.tsv" &&
 		grep -q '^# warmup_s=1' "$TMP/self/user-3.tsv"
-	ok $? "compare/verdict: three runs each, the first second of each left out"
+	ok $? "compare/verdict: three runs each, each after a warm-up not recorded"
 fi
 
 if case_selected bypass; then
