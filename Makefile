@@ -76,7 +76,7 @@ VM_TESTS := $(wildcard tests/vm-*.t)
 NATIVE_TESTS := $(filter-out $(VM_TESTS),$(wildcard tests/*.t))
 # No root, no server, no network: bench's arithmetic and arguments, the
 # suite's own helpers, the docs.
-UNIT_TESTS := $(wildcard tests/stats.t tests/summarize.t tests/bench-args.t \
+UNIT_TESTS := $(wildcard tests/stats.t tests/interval.t tests/summarize.t tests/bench-args.t \
 	tests/lib.t tests/docs.t tests/hooks.t)
 # Minutes each (10,000 connections, crowds of 1000 misbehaving clients,
 # 3 x 1000 x 10 per variant): check-all only.
