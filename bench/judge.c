@@ -441,14 +441,14 @@ static void print_markdown(const struct group *groups, size_t ngroups)
 
 	printf("Each figure is the median over a server's runs, with an interval\n"
 	       "[lo, hi] that holds the true median with at least 95%% probability\n"
-	       "whatever the runs' distribution (the runs' order statistics; below\n"
-	       "6 runs none reaches 95%%, so the interval is [min, max] and covers\n"
-	       "less). Here: ");
+	       "whatever the runs' distribution: the runs' order statistics. Below\n"
+	       "6 runs none reaches 95%%, so it is [min, max] and covers less. Their\n"
+	       "coverage here: ");
 	print_coverages(groups, ngroups);
 	printf(".\n\"vs %s\" is the ratio of the medians with a 95%% percentile-bootstrap\n"
 	       "interval (%d resamples of each server's runs, a fixed seed). A\n"
 	       "difference is declared only when that whole interval lies beyond\n"
-	       "1 +- %g%% (the noise threshold): faster or slower for latency (lower\n"
+	       "1 ± %g%% (the noise threshold): faster or slower for latency (lower\n"
 	       "is faster) and req/s (higher is faster), cheaper or costlier for the\n"
 	       "server's CPU per echo; otherwise \"no difference detected\", and \"too\n"
 	       "few runs\" with fewer than %d on either side. Runs where bench found\n"
@@ -457,7 +457,7 @@ static void print_markdown(const struct group *groups, size_t ngroups)
 	       "per echo, which does not depend on saturation. Latency is %s.\n\n",
 	       groups[0].label, RESAMPLES, 100.0 * threshold, MIN_RUNS,
 	       by_arrival ? "server side (arrival_us)" :
-	       "client side (rtt_us): not every echo was stamped by the kernel");
+	       "client side (rtt_us):\nnot every echo was stamped by the kernel");
 	printf("| server | runs |");
 	for (f = 0; f < NFIGURES; f++)
 		printf(" %s%s | %s vs %s |", figures[f].title, figures[f].unit,
