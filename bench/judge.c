@@ -198,7 +198,8 @@ static int read_run(const char *path, struct run *run)
 		if (strcmp(e.status, "ok"))
 			continue;
 		run->ok++;
-		if (!push(&rtt, &nrtt, &rtt_cap, e.rtt_us) ||
+		if ((!isnan(e.rtt_us) &&
+		     !push(&rtt, &nrtt, &rtt_cap, e.rtt_us)) ||
 		    (!isnan(e.arrival_us) &&
 		     !push(&arrival, &run->narrival, &arrival_cap,
 			   e.arrival_us))) {
@@ -397,7 +398,16 @@ static const char *ordinal(size_t k)
 {
 	if (k % 100 / 10 == 1)
 		return "th";
-	return k % 10 == 1 ? "st" : k % 10 == 2 ? "nd" : k % 10 == 3 ? "rd" : "th";
+	switch (k % 10) {
+	case 1:
+		return "st";
+	case 2:
+		return "nd";
+	case 3:
+		return "rd";
+	default:
+		return "th";
+	}
 }
 
 /* "93.8% for 5 runs ([min, max]); ...": the actual coverage of the
@@ -439,25 +449,27 @@ static void print_markdown(const struct group *groups, size_t ngroups)
 	size_t i;
 	int f;
 
-	printf("Each figure is the median over a server's runs, with an interval\n"
-	       "[lo, hi] that holds the true median with at least 95%% probability\n"
-	       "whatever the runs' distribution: the runs' order statistics. Below\n"
-	       "6 runs none reaches 95%%, so it is [min, max] and covers less. Their\n"
-	       "coverage here: ");
+	printf("Each figure is the median over a server's runs, with an\n"
+	       "interval [lo, hi] that holds the true median with at least 95%%\n"
+	       "probability whatever the runs' distribution: the runs' order\n"
+	       "statistics. Below 6 runs none reaches 95%%, so it is [min, max]\n"
+	       "and covers less. Their coverage here:\n");
 	print_coverages(groups, ngroups);
-	printf(".\n\"vs %s\" is the ratio of the medians with a 95%% percentile-bootstrap\n"
-	       "interval (%d resamples of each server's runs, a fixed seed). A\n"
-	       "difference is declared only when that whole interval lies beyond\n"
-	       "1 ± %g%% (the noise threshold): faster or slower for latency (lower\n"
-	       "is faster) and req/s (higher is faster), cheaper or costlier for the\n"
-	       "server's CPU per echo; otherwise \"no difference detected\", and \"too\n"
-	       "few runs\" with fewer than %d on either side. Runs where bench found\n"
-	       "the client to be the bottleneck (bottleneck=client) are left out of\n"
-	       "latency and req/s, which measured the client there, and kept for CPU\n"
-	       "per echo, which does not depend on saturation. Latency is %s.\n\n",
+	printf(".\n\"vs %s\" is the ratio of the medians with a 95%%\n"
+	       "percentile-bootstrap interval (%d resamples of each server's\n"
+	       "runs, a fixed seed). A difference is declared only when that\n"
+	       "whole interval lies beyond 1 ± %g%% (the noise threshold):\n"
+	       "faster or slower for latency (lower is faster) and req/s\n"
+	       "(higher is faster), cheaper or costlier for the server's CPU\n"
+	       "per echo; otherwise \"no difference detected\", and \"too few\n"
+	       "runs\" with fewer than %d on either side. Runs where bench\n"
+	       "found the client to be the bottleneck (bottleneck=client) are\n"
+	       "left out of latency and req/s, which measured the client\n"
+	       "there, and kept for CPU per echo, which does not depend on\n"
+	       "saturation. Latency is %s.\n\n",
 	       groups[0].label, RESAMPLES, 100.0 * threshold, MIN_RUNS,
 	       by_arrival ? "server side (arrival_us)" :
-	       "client side (rtt_us):\nnot every echo was stamped by the kernel");
+	       "client side (rtt_us): not every\necho was stamped by the kernel");
 	printf("| server | runs |");
 	for (f = 0; f < NFIGURES; f++)
 		printf(" %s%s | %s vs %s |", figures[f].title, figures[f].unit,

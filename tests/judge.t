@@ -234,6 +234,6 @@ like "$out" $'\n\\| server \\| runs \\| p50 \\(us\\) \\| p50 vs user \\|' "judge
 like "$(grep '^| fast |' <<<"$out")" "^\| fast \| 5 \| [0-9.]+ \[[0-9.]+, [0-9.]+\] \| 0\.[0-9]+ \[0\.[0-9]+, 0\.[0-9]+\] faster \|.* cheaper \|$" \
 	"judge/--markdown: a row with medians, intervals and verdicts"
 like "$(grep '^| two |' <<<"$out")" "too few runs" "judge/--markdown: too few runs said"
-like "$out" "beyond.1 ± 3% .*left out of.latency" "judge/--markdown: the paragraph says the threshold and what is left out"
+like "$out" "beyond 1 ± 3% .*left out of latency" "judge/--markdown: the paragraph says the threshold and what is left out"
 
 done_testing
