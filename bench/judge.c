@@ -91,8 +91,8 @@ static void usage(FILE *f)
 "with a 95%% bootstrap interval and a verdict.\n"
 "\n"
 "  FILE...             bench raw files, gzipped or not, one run each\n"
-"      --baseline LABEL  the server every other is compared with\n"
-"                      (default user)\n"
+"      --baseline LABEL\n"
+"                      the server every other is compared with (default user)\n"
 "      --threshold PCT the noise threshold: a difference is declared only\n"
 "                      when the whole ratio interval lies beyond 1 +- PCT%%\n"
 "                      (default 3)\n"
@@ -313,7 +313,7 @@ static int compare(struct group *g, const struct group *base, enum figure f)
 		return 0;
 	}
 	if (!(bs->median > 0)) {
-		fs->verdict = "no ratio: the baseline's median is 0";
+		fs->verdict = "no ratio (the baseline's median is 0)";
 		return 0;
 	}
 	seed = hash(hash(hash(0xcbf29ce484222325ull ^ SEED, g->label),

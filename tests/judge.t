@@ -79,7 +79,7 @@ no_difference() {
 	is "$(printf '%s\n' "${got[@]}")" "$(printf '%s: no difference detected\n' p50 p99 rps cpu)" "$name"
 }
 
-plan 57
+plan 58
 
 # ---- the help ----------------------------------------------------------------
 
@@ -199,6 +199,9 @@ runs window user 5 100 20000 1500
 WINDOW=0.5 mkrun window/user-9.tsv user 9 100 20000 1500
 out=$("$JUDGE" "$dir"/window/user-9.tsv)
 like "$(line "$out" user rps)" " source=window_s n=1 excluded=0 median=400 " "judge/rps: window_s first (200 ok over 0.5 s)"
+
+sed 's/^# label=user$/# server=user/' "$dir"/window/user-9.tsv >"$dir/server.tsv"
+like "$("$JUDGE" "$dir/server.tsv")" "^judge label=user figure=p50 " "judge/no label: server= names the server"
 
 gzip -k "$dir"/apart/fast-*.tsv
 out=$("$JUDGE" "$dir"/apart/user-*.tsv "$dir"/apart/fast-*.tsv.gz)
