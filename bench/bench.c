@@ -165,12 +165,11 @@ static bool valid_label(const char *s)
 
 /* ---- setup ------------------------------------------------------------ */
 
-/* A CPU list as taskset -c takes it, "1", "0,2", "2-3", into set; a usage
- * error of flag when it is malformed or names no online CPU. */
-static void parse_cpus(const char *flag, const char *list, cpu_set_t *set)
+/* A CPU list as taskset -c takes it, "1", "0,2", "2-3", into set; false
+ * when it is malformed. */
+static bool cpu_list(const char *list, cpu_set_t *set)
 {
 	const char *p = list;
-	cpu_set_t online;
 	char *end;
 
 	CPU_ZERO(set);
@@ -178,32 +177,43 @@ static void parse_cpus(const char *flag, const char *list, cpu_set_t *set)
 		unsigned long lo, hi;
 
 		if (!isdigit((unsigned char)*p))
-			goto bad;
+			return false;
 		lo = hi = strtoul(p, &end, 10);
 		if (*end == '-') {
 			p = end + 1;
 			if (!isdigit((unsigned char)*p))
-				goto bad;
+				return false;
 			hi = strtoul(p, &end, 10);
 		}
 		if (lo > hi || hi >= CPU_SETSIZE)
-			goto bad;
+			return false;
 		for (; lo <= hi; lo++)
 			CPU_SET(lo, set);
 		p = end;
 	} while (*p++ == ',');
-	if (p[-1])
-		goto bad;
-	if (sched_getaffinity(0, sizeof(online), &online) == 0) {
-		CPU_AND(&online, &online, set);
-		if (!CPU_COUNT(&online))
+	return !p[-1];
+}
+
+/* cpu_list for flag: a usage error when the list is malformed or names no
+ * CPU this process may run on (before --cpus narrows that). */
+static void parse_cpus(const char *flag, const char *list, cpu_set_t *set)
+{
+	static cpu_set_t online;
+	static bool have_online;
+
+	if (!cpu_list(list, set))
+		usage_error("%s: '%s' is not a CPU list such as 1, 0,2 or 2-3",
+			    flag, list);
+	if (!have_online)
+		have_online = !sched_getaffinity(0, sizeof(online), &online);
+	if (have_online) {
+		cpu_set_t both;
+
+		CPU_AND(&both, &online, set);
+		if (!CPU_COUNT(&both))
 			usage_error("%s %s: none of these CPUs is online here (this machine has %ld)",
 				    flag, list, sysconf(_SC_NPROCESSORS_ONLN));
 	}
-	return;
-bad:
-	usage_error("%s: '%s' is not a CPU list such as 1, 0,2 or 2-3", flag,
-		    list);
 }
 
 /* The server's CPUs and the client's, whose time per echo bench reports;
@@ -242,10 +252,8 @@ static void place_cpus(void)
 		    (f = fopen(path, "re"))) {
 			if (fgets(buf, sizeof(buf), f)) {
 				buf[strcspn(buf, "\n")] = '\0';
-				if (*buf) {
-					parse_cpus("run.sh's cpus", buf, &server_set);
+				if (cpu_list(buf, &server_set))
 					server_cpus_from = "run.sh";
-				}
 			}
 			fclose(f);
 		}
@@ -704,6 +712,7 @@ static bool wait_workers(struct worker *w, unsigned int n, uint64_t t_start,
 	}
 	if (sh->ever)
 		progress(w, n, (double)(now_ns() - t_start) / 1e9, true);
+	sh->ever = false;	/* the last line is out */
 	return true;
 }
 
