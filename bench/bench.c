@@ -3,13 +3,17 @@
  * bench - TCP echo load client.
  *
  * N threads start together. Each opens a connection per round (or keeps one
- * for the whole run with --duration), sends a message, reads the whole echo
+ * for the whole run with --duration, or one per --messages), sends a
+ * message, reads the whole echo
  * back, checks it byte for byte and records the response time twice: when
  * recv() returned it (rtt_us, the client's view) and when the echo's last
  * bytes reached the client's kernel (arrival_us, the kernel's software
  * receive timestamp: the server's view). Every sample is kept: rows go to a
  * raw file (rawfile.h) as they finish, and the summary line is computed
- * from all of them at the end.
+ * from all of them at the end, over the measured span: the first send to
+ * the last completion (after --warmup, whose samples are not kept). Over
+ * the same window bench reads what the server's CPUs and its own spent
+ * (cpu.h): CPU per echo.
  *
  * The load threads run at SCHED_IDLE unless --sched normal: the server gets
  * the machine and the client what is left, as if it ran on another one.
@@ -48,6 +52,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cpu.h"
 #include "env.h"
 #include "load.h"
 #include "rawfile.h"
@@ -83,10 +88,15 @@ static void usage(FILE *f)
 "  -r, --rounds N      rounds per thread (default 10)\n"
 "  -m, --messages N    messages per connection (default 1: every round is\n"
 "                      connect, send, receive, close; more keeps the\n"
-"                      connection open for N messages)\n"
+"                      connection open for N messages). With --duration:\n"
+"                      a new connection after every N messages (default\n"
+"                      there: one connection for the whole run)\n"
 "  -d, --duration SEC  throughput mode: each thread keeps one connection and\n"
 "                      sends as fast as echoes return for SEC seconds\n"
-"                      (excludes --rounds and --messages)\n"
+"                      measured (excludes --rounds)\n"
+"      --warmup SEC    with --duration: SEC seconds more before the measured\n"
+"                      ones; the messages sent in them are neither written\n"
+"                      nor counted, only their number (default 0)\n"
 "  -R, --rate N        open loop, with --duration: N messages a second in\n"
 "                      total, spread evenly over the threads; each response\n"
 "                      time counts from the message's intended send time,\n"
@@ -109,6 +119,9 @@ static void usage(FILE *f)
 "                      as taskset -c takes them); with the server placed on\n"
 "                      the others (run.sh --cpus), the client cannot take\n"
 "                      the server's CPU at all (default: every CPU)\n"
+"      --server-cpus LIST  the server's CPUs, whose time per echo bench\n"
+"                      reports (default: where run.sh placed the server,\n"
+"                      /run/echolab/cpus; else every CPU, the client's too)\n"
 "  -q, --quiet         print only the summary line\n"
 "      --meta K=V      add a '# K=V' metadata line to the file (repeatable)\n"
 "      --summarize FILE...  print the summary line of raw files (samples\n"
@@ -118,15 +131,24 @@ static void usage(FILE *f)
 "  -h, --help          this text\n"
 "\n"
 "Output: the raw file (format in bench/rawfile.h), one row per sample,\n"
-"'thread round connect_us rtt_us arrival_us lag_us status', under '# key=value'\n"
-"metadata lines; then on stdout one line:\n"
+"'thread round connect_us rtt_us arrival_us lag_us status sent_us', under\n"
+"'# key=value' metadata lines; then on stdout one line:\n"
 "summary label= threads= rounds= samples= ok= failed= p50_us= p90_us=\n"
 "        p99_us= p999_us= max_us= mean_us= sd_us= rps= arrival_n=\n"
 "        arrival_p50_us= arrival_p90_us= arrival_p99_us= arrival_p999_us=\n"
-"        arrival_max_us= client_rq_share=\n"
+"        arrival_max_us= client_rq_share= server_cpu_us_per_echo=\n"
+"        server_usr_us_per_echo= server_sys_us_per_echo=\n"
+"        server_softirq_us_per_echo= server_irq_us_per_echo=\n"
+"        client_cpu_us_per_echo= client_usr_us_per_echo=\n"
+"        client_sys_us_per_echo= client_softirq_us_per_echo=\n"
+"        client_irq_us_per_echo= cpu_scope=\n"
 "(p*_us: rtt_us; arrival_*: arrival_us over the arrival_n samples that have\n"
-"it; client_rq_share: the share of the load threads' time spent waiting\n"
-"for a CPU). When the client dominated the run, stderr says so.\n"
+"it; rps: ok samples per second from the first send to the last echo;\n"
+"client_rq_share: the share of the load threads' time spent waiting for a\n"
+"CPU; *_us_per_echo: microseconds of the server's (client's) CPUs per ok\n"
+"echo, in all and by kind, from /proc/stat; cpu_scope: split, shared or\n"
+"all: whether those CPUs are apart). When the client dominated the run,\n"
+"stderr says so.\n"
 "Exit status: 0 if every sample was ok, 1 if any failed, 2 on bad usage.\n",
 		prog);
 }
@@ -143,12 +165,11 @@ static bool valid_label(const char *s)
 
 /* ---- setup ------------------------------------------------------------ */
 
-/* A CPU list as taskset -c takes it, "1", "0,2", "2-3", into set; a usage
- * error when it is malformed or names no online CPU. */
-static void parse_cpus(const char *list, cpu_set_t *set)
+/* A CPU list as taskset -c takes it, "1", "0,2", "2-3", into set; false
+ * when it is malformed. */
+static bool cpu_list(const char *list, cpu_set_t *set)
 {
 	const char *p = list;
-	cpu_set_t online;
 	char *end;
 
 	CPU_ZERO(set);
@@ -156,36 +177,107 @@ static void parse_cpus(const char *list, cpu_set_t *set)
 		unsigned long lo, hi;
 
 		if (!isdigit((unsigned char)*p))
-			goto bad;
+			return false;
 		lo = hi = strtoul(p, &end, 10);
 		if (*end == '-') {
 			p = end + 1;
 			if (!isdigit((unsigned char)*p))
-				goto bad;
+				return false;
 			hi = strtoul(p, &end, 10);
 		}
 		if (lo > hi || hi >= CPU_SETSIZE)
-			goto bad;
+			return false;
 		for (; lo <= hi; lo++)
 			CPU_SET(lo, set);
 		p = end;
 	} while (*p++ == ',');
-	if (p[-1])
-		goto bad;
-	if (sched_getaffinity(0, sizeof(online), &online) == 0) {
-		CPU_AND(&online, &online, set);
-		if (!CPU_COUNT(&online))
-			usage_error("--cpus %s: none of these CPUs is online here (this machine has %ld)",
-				    list, sysconf(_SC_NPROCESSORS_ONLN));
+	return !p[-1];
+}
+
+/* cpu_list for flag: a usage error when the list is malformed or names no
+ * CPU this process may run on (before --cpus narrows that). */
+static void parse_cpus(const char *flag, const char *list, cpu_set_t *set)
+{
+	static cpu_set_t online;
+	static bool have_online;
+
+	if (!cpu_list(list, set))
+		usage_error("%s: '%s' is not a CPU list such as 1, 0,2 or 2-3",
+			    flag, list);
+	if (!have_online)
+		have_online = !sched_getaffinity(0, sizeof(online), &online);
+	if (have_online) {
+		cpu_set_t both;
+
+		CPU_AND(&both, &online, set);
+		if (!CPU_COUNT(&both))
+			usage_error("%s %s: none of these CPUs is online here (this machine has %ld)",
+				    flag, list, sysconf(_SC_NPROCESSORS_ONLN));
 	}
-	return;
-bad:
-	usage_error("--cpus: '%s' is not a CPU list such as 1, 0,2 or 2-3", list);
+}
+
+/* The server's CPUs and the client's, whose time per echo bench reports;
+ * where the server's come from: flag, run.sh or all. */
+static cpu_set_t server_set, client_set;
+static const char *server_cpus_from = "all";
+static char server_list[256], client_list[256], cpu_scope[8];
+
+/*
+ * Without --server-cpus: where run.sh placed the server (its state, the
+ * cpus of a server on this port), else every CPU. The client's: --cpus,
+ * else every CPU. cpu_scope says how they overlap.
+ */
+static void place_cpus(void)
+{
+	const char *dir = getenv("ECHOLAB_STATE_DIR");
+	char path[PATH_MAX], buf[256] = "", port[16] = "";
+	cpu_set_t all, both;
+	FILE *f;
+
+	if (!dir || !*dir)
+		dir = "/run/echolab";
+	/* Every online CPU (bench's own affinity is --cpus by now). */
+	CPU_ZERO(&all);
+	for (int i = 0; i < sysconf(_SC_NPROCESSORS_ONLN) && i < CPU_SETSIZE; i++)
+		CPU_SET(i, &all);
+	if (!strcmp(server_cpus_from, "all")) {
+		snprintf(path, sizeof(path), "%s/port", dir);
+		if ((f = fopen(path, "re"))) {
+			if (!fgets(port, sizeof(port), f))
+				port[0] = '\0';
+			fclose(f);
+		}
+		snprintf(path, sizeof(path), "%s/cpus", dir);
+		if ((!port[0] || (unsigned int)atoi(port) == cfg.port) &&
+		    (f = fopen(path, "re"))) {
+			if (fgets(buf, sizeof(buf), f)) {
+				buf[strcspn(buf, "\n")] = '\0';
+				if (cpu_list(buf, &server_set))
+					server_cpus_from = "run.sh";
+			}
+			fclose(f);
+		}
+	}
+	if (!strcmp(server_cpus_from, "all"))
+		server_set = all;
+	if (!cfg.cpus)
+		client_set = all;
+	cpu_set_format(&server_set, server_list, sizeof(server_list));
+	cpu_set_format(&client_set, client_list, sizeof(client_list));
+	CPU_AND(&both, &server_set, &client_set);
+	snprintf(cpu_scope, sizeof(cpu_scope), "%s",
+		 CPU_EQUAL(&server_set, &all) ? "all" :
+		 CPU_COUNT(&both) ? "shared" : "split");
+	if (!strcmp(cpu_scope, "all") && !cfg.quiet)
+		fprintf(stderr, "%s: the server's CPU per echo covers every CPU, the client's too (cpu_scope=all):\n"
+			"  run.sh placed no server here and no --server-cpus says where it runs. Place it: run.sh SERVER --cpus 0, bench --cpus 1\n",
+			prog);
 }
 
 static void parse_args(int argc, char **argv)
 {
 	cpu_set_t cpus;
+	bool server_cpus_set = false;
 
 	static const struct option longopts[] = {
 		{ "threads",  required_argument, NULL, 't' },
@@ -195,6 +287,8 @@ static void parse_args(int argc, char **argv)
 		{ "rate",     required_argument, NULL, 'R' },
 		{ "sched",    required_argument, NULL, 'P' },
 		{ "cpus",     required_argument, NULL, 'C' },
+		{ "server-cpus", required_argument, NULL, 'c' },
+		{ "warmup",   required_argument, NULL, 'W' },
 		{ "size",     required_argument, NULL, 's' },
 		{ "host",     required_argument, NULL, 'H' },
 		{ "port",     required_argument, NULL, 'p' },
@@ -244,8 +338,16 @@ static void parse_args(int argc, char **argv)
 					    optarg);
 			break;
 		case 'C':
-			parse_cpus(optarg, &cpus);
+			parse_cpus("--cpus", optarg, &cpus);
 			cfg.cpus = optarg;
+			client_set = cpus;
+			break;
+		case 'c':
+			parse_cpus("--server-cpus", optarg, &server_set);
+			server_cpus_set = true;
+			break;
+		case 'W':
+			cfg.warmup = parse_num("--warmup", optarg, 0, 86400);
 			break;
 		case 's':
 			cfg.size = parse_num("--size", optarg, 1, 1UL << 30);
@@ -316,15 +418,22 @@ static void parse_args(int argc, char **argv)
 			cfg.cpus, strerror(errno));
 		exit(2);
 	}
-	if (cfg.duration && (rounds_set || messages_set))
-		usage_error("--duration cannot be combined with --rounds or --messages");
+	if (cfg.duration && rounds_set)
+		usage_error("--duration cannot be combined with --rounds: a timed run has no rounds (--messages N: a connection per N messages)");
+	if (cfg.warmup && !cfg.duration)
+		usage_error("--warmup needs --duration: the warm-up comes before a timed run, e.g. --warmup 1 -d 5");
 	if (cfg.rate && !cfg.duration)
 		usage_error("--rate needs --duration: an open-loop run is timed, e.g. -R 5000 -d 10");
 	if (cfg.rate && cfg.rate > cfg.threads * 1000000ULL)
 		usage_error("--rate %u over %u threads is more than one message per microsecond each",
 			    cfg.rate, cfg.threads);
-	if (cfg.duration)
-		cfg.rounds = cfg.messages = 0;
+	if (server_cpus_set)
+		server_cpus_from = "flag";
+	if (cfg.duration) {
+		cfg.rounds = 0;
+		if (!messages_set)
+			cfg.messages = 0;	/* one connection for the run */
+	}
 	else if ((unsigned long long)cfg.threads * cfg.rounds * cfg.messages >
 		 1000000000ULL)
 		usage_error("threads x rounds x messages is over 10^9 samples; use --duration for long runs");
@@ -476,6 +585,10 @@ static void write_metadata(int fd, const struct rlimit *rl)
 		cfg.rate);
 	dprintf(fd, "# sched=%s\n", cfg.sched_idle ? "idle" : "normal");
 	dprintf(fd, "# cpus=%s\n", cfg.cpus ? cfg.cpus : "all");
+	dprintf(fd, "# warmup_s=%u\n", cfg.warmup);
+	dprintf(fd, "# server_cpus=%s\n# server_cpus_from=%s\n"
+		"# client_cpus=%s\n# cpu_scope=%s\n",
+		server_list, server_cpus_from, client_list, cpu_scope);
 	dprintf(fd, "# nofile_soft=%llu\n# nofile_hard=%llu\n",
 		(unsigned long long)rl->rlim_cur,
 		(unsigned long long)rl->rlim_max);
@@ -542,7 +655,7 @@ static void progress(const struct worker *w, unsigned int n, double elapsed,
 	}
 	if (cfg.duration) {
 		fprintf(stderr, "\r%s: %.1f/%u s, %llu samples, %llu failed   ",
-			prog, elapsed, cfg.duration,
+			prog, elapsed, cfg.warmup + cfg.duration,
 			(unsigned long long)done, (unsigned long long)failed);
 	} else {
 		total = (uint64_t)n * cfg.rounds * cfg.messages;
@@ -557,17 +670,31 @@ static void progress(const struct worker *w, unsigned int n, double elapsed,
 		fputc('\n', stderr);
 }
 
-/* Waits for the workers; on SIGINT/SIGTERM wakes them so they stop soon. */
-static void wait_workers(struct worker *w, unsigned int n, uint64_t t_start)
+/* The progress line: when it was last shown. */
+struct shown {
+	uint64_t last;
+	bool ever;
+};
+
+/*
+ * Waits for the workers until CLOCK_MONOTONIC reaches until_ns (UINT64_MAX:
+ * until they finish); true when they have. On SIGINT/SIGTERM wakes them so
+ * they stop soon. Their end is seen at once (load_wait_finished), so the
+ * CPU window closes on it, not up to a poll later.
+ */
+static bool wait_workers(struct worker *w, unsigned int n, uint64_t t_start,
+			 uint64_t until_ns, struct shown *sh)
 {
-	bool show = !cfg.quiet && isatty(STDERR_FILENO), shown = false;
-	uint64_t last = t_start;
+	bool show = !cfg.quiet && isatty(STDERR_FILENO);
 
-	while (__atomic_load_n(&threads_finished, __ATOMIC_ACQUIRE) < n) {
-		uint64_t t;
+	for (;;) {
+		uint64_t t = now_ns(), next = t + 50000000ull;
 
-		usleep(50000);
+		if (load_wait_finished(n, next < until_ns ? next : until_ns))
+			break;
 		t = now_ns();
+		if (t >= until_ns)
+			return false;
 		if (stop) {
 			unsigned int i;
 
@@ -576,15 +703,17 @@ static void wait_workers(struct worker *w, unsigned int n, uint64_t t_start)
 			for (i = 0; i < n; i++)
 				pthread_kill(w[i].tid, SIGUSR1);
 		}
-		if (show && t - last >= 500000000ull &&
+		if (show && t - sh->last >= 500000000ull &&
 		    t - t_start >= 1000000000ull) {
 			progress(w, n, (double)(t - t_start) / 1e9, false);
-			last = t;
-			shown = true;
+			sh->last = t;
+			sh->ever = true;
 		}
 	}
-	if (shown)
+	if (sh->ever)
 		progress(w, n, (double)(now_ns() - t_start) / 1e9, true);
+	sh->ever = false;	/* the last line is out */
+	return true;
 }
 
 static void install_signals(void)
@@ -665,9 +794,86 @@ static void explain_unstamped(const struct client_load *l, size_t ok)
 			(unsigned long long)l->clock_steps);
 }
 
+/* ---- CPU per echo ----------------------------------------------------- */
+
+static void use_to_summary(const struct cpu_use *u, uint64_t echoes,
+			   struct summary_cpu *c)
+{
+	c->busy_s = u->busy_s;
+	c->usr_s = u->usr_s;
+	c->sys_s = u->sys_s;
+	c->softirq_s = u->softirq_s;
+	c->irq_s = u->irq_s;
+	c->echoes = echoes;
+}
+
+static double us_per(double s, uint64_t echoes)
+{
+	return echoes ? s * 1e6 / (double)echoes : NAN;
+}
+
+/* '# SIDE_busy_s=' and the kinds (pooled exactly by --summarize), then
+ * per echo. */
+static void write_use(int fd, const char *side, const struct cpu_use *u,
+		      uint64_t echoes)
+{
+	dprintf(fd, "# %s_busy_s=%.6f\n# %s_usr_s=%.6f\n# %s_sys_s=%.6f\n"
+		"# %s_softirq_s=%.6f\n# %s_irq_s=%.6f\n# %s_sampled_s=%.6f\n",
+		side, u->busy_s, side, u->usr_s, side, u->sys_s, side,
+		u->softirq_s, side, u->irq_s, side, u->sampled_s);
+	dprintf(fd, "# %s_cpu_us_per_echo=%.3f\n# %s_usr_us_per_echo=%.3f\n"
+		"# %s_sys_us_per_echo=%.3f\n# %s_softirq_us_per_echo=%.3f\n"
+		"# %s_irq_us_per_echo=%.3f\n",
+		side, us_per(u->busy_s, echoes), side, us_per(u->usr_s, echoes),
+		side, us_per(u->sys_s, echoes),
+		side, us_per(u->softirq_s, echoes),
+		side, us_per(u->irq_s, echoes));
+}
+
+static void write_cpu_metadata(int fd, const struct cpu_snap *a,
+			       const struct cpu_snap *b,
+			       const struct cpu_use *server,
+			       const struct cpu_use *client, uint64_t echoes)
+{
+	char list[4096];
+
+	dprintf(fd, "# window_s=%.6f\n# cpu_echoes=%llu\n# user_hz=%ld\n",
+		server->window_s, (unsigned long long)echoes,
+		sysconf(_SC_CLK_TCK));
+	write_use(fd, "server", server, echoes);
+	write_use(fd, "client", client, echoes);
+	cpu_softirqs_between(a, b, true, list, sizeof(list));
+	dprintf(fd, "# softirq_net_rx=%s\n", list);
+	cpu_softirqs_between(a, b, false, list, sizeof(list));
+	dprintf(fd, "# softirq_net_tx=%s\n", list);
+	cpu_kworkers_between(a, b, list, sizeof(list));
+	dprintf(fd, "# kworker_ms=%s\n", list);
+}
+
+static void say_cpu(const struct cpu_use *server, const struct cpu_use *client,
+		    uint64_t echoes)
+{
+	fprintf(stderr, "server cpu: %.2f us per echo (usr %.2f, sys %.2f, softirq %.2f, irq %.2f) on CPUs %s (%s), %.2f s window\n",
+		us_per(server->busy_s, echoes), us_per(server->usr_s, echoes),
+		us_per(server->sys_s, echoes),
+		us_per(server->softirq_s, echoes),
+		us_per(server->irq_s, echoes), server_list, cpu_scope,
+		server->window_s);
+	fprintf(stderr, "client cpus: %.2f us per echo (usr %.2f, sys %.2f, softirq %.2f, irq %.2f) on CPUs %s\n",
+		us_per(client->busy_s, echoes), us_per(client->usr_s, echoes),
+		us_per(client->sys_s, echoes),
+		us_per(client->softirq_s, echoes),
+		us_per(client->irq_s, echoes), client_list);
+}
+
 int main(int argc, char **argv)
 {
-	uint64_t t_end, samples = 0, failed = 0;
+	uint64_t t_end, samples = 0, failed = 0, warmup_samples = 0;
+	uint64_t first_sent = UINT64_MAX, last_done = 0;
+	struct cpu_snap snap0 = { 0 }, snap1 = { 0 };
+	struct cpu_use server_use, client_use;
+	struct shown shown = { 0 };
+	bool have_snaps = false;
 	unsigned int i, started = 0;
 	struct summary sum = { .rq_share = NAN, .delay_share = NAN };
 	struct client_load load;
@@ -687,6 +893,7 @@ int main(int argc, char **argv)
 	resolve_server();
 	default_label();
 	raise_nofile(&rl);
+	place_cpus();
 
 	hdr_len = cfg.size < sizeof(struct msg_header) ?
 		  cfg.size : sizeof(struct msg_header);
@@ -748,10 +955,19 @@ int main(int argc, char **argv)
 	}
 
 	getrusage(RUSAGE_SELF, &ru0);
+	/* The CPU window opens at the gate, or when the warm-up ends. */
+	if (!cfg.warmup)
+		have_snaps = cpu_snap_take(&snap0, true, false);
 	start_ns = now_ns();
-	deadline_ns = start_ns + (uint64_t)cfg.duration * NSEC;
+	measure_ns = start_ns + (uint64_t)cfg.warmup * NSEC;
+	deadline_ns = measure_ns + (uint64_t)cfg.duration * NSEC;
 	load_open_gate(1);	/* all threads start together */
-	wait_workers(w, cfg.threads, start_ns);
+	if (cfg.warmup) {
+		wait_workers(w, cfg.threads, start_ns, measure_ns, &shown);
+		have_snaps = cpu_snap_take(&snap0, true, false);
+	}
+	wait_workers(w, cfg.threads, start_ns, UINT64_MAX, &shown);
+	have_snaps = cpu_snap_take(&snap1, true, true) && have_snaps;
 	t_end = now_ns();
 	getrusage(RUSAGE_SELF, &ru1);
 	for (i = 0; i < cfg.threads; i++)
@@ -761,6 +977,11 @@ int main(int argc, char **argv)
 	for (i = 0; i < cfg.threads; i++) {
 		samples += w[i].done;
 		failed += w[i].failed;
+		warmup_samples += w[i].warmup_samples;
+		if (w[i].first_sent_ns < first_sent)
+			first_sent = w[i].first_sent_ns;
+		if (w[i].last_done_ns > last_done)
+			last_done = w[i].last_done_ns;
 		if (w[i].write_errno && !cfg.quiet)
 			fprintf(stderr, "%s: writing '%s': %s\n", prog, path,
 				strerror(w[i].write_errno));
@@ -795,13 +1016,28 @@ int main(int argc, char **argv)
 	sum.rounds = cfg.rounds;
 	sum.samples = samples;
 	sum.failed = failed;
-	sum.elapsed_s = (double)(t_end - start_ns) / 1e9;
+	/* First send to last completion of the measured samples; a run
+	 * that sent nothing: its wall time. */
+	sum.elapsed_s = (double)(last_done >= first_sent ?
+				 last_done - first_sent : t_end - measure_ns) / 1e9;
+	if (have_snaps) {
+		cpu_use(&snap0, &snap1, &server_set, &server_use);
+		cpu_use(&snap0, &snap1, &client_set, &client_use);
+		use_to_summary(&server_use, sum.n, &sum.server);
+		use_to_summary(&client_use, sum.n, &sum.client);
+	}
+	sum.cpu_scope = cpu_scope;
 	if (load.have_cpu && load.thread_s > 0)
 		sum.rq_share = load.wait_s / load.thread_s;
 	bound = summary_client_bound(&sum, &delay);
 
 	dprintf(out_fd, "# elapsed_s=%.6f\n# client_cpu_s=%.3f\n",
 		sum.elapsed_s, cpu);
+	dprintf(out_fd, "# warmup_samples=%llu\n",
+		(unsigned long long)warmup_samples);
+	if (have_snaps)
+		write_cpu_metadata(out_fd, &snap0, &snap1, &server_use,
+				   &client_use, sum.n);
 	if (load.have_cpu)
 		dprintf(out_fd, "# client_run_s=%.3f\n# client_rq_wait_s=%.3f\n"
 			"# client_thread_s=%.3f\n# client_rq_share=%.3f\n",
@@ -839,6 +1075,8 @@ int main(int argc, char **argv)
 			prog, 100 * sum.rq_share);
 	if (!cfg.quiet) {
 		explain_unstamped(&load, sum.n);
+		if (have_snaps)
+			say_cpu(&server_use, &client_use, sum.n);
 		fprintf(stderr, "client cpu: %.2f s (%.2f us per sample); threads at %s, waiting for a CPU %.0f%% of the time\n",
 			cpu, samples ? cpu * 1e6 / (double)samples : 0.0,
 			cfg.sched_idle ? "SCHED_IDLE" : "normal priority",
@@ -848,6 +1086,8 @@ int main(int argc, char **argv)
 	}
 	if (stamp_fd >= 0)
 		close(stamp_fd);
+	cpu_snap_free(&snap0);
+	cpu_snap_free(&snap1);
 	free(sum.rtt);
 	free(sum.arrival);
 	free(sum.delay);

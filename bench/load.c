@@ -40,6 +40,7 @@ unsigned char *body;
 size_t hdr_len;
 uint64_t start_ns;
 uint64_t deadline_ns;
+uint64_t measure_ns;
 
 volatile sig_atomic_t stop;
 unsigned int threads_ready;
@@ -48,6 +49,12 @@ unsigned int threads_finished;
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
 static int gate;			/* 1: go, -1: abort */
+/* threads_finished grows under it; load_wait_finished sleeps on it. */
+static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t done_cond;
+static pthread_once_t done_once = PTHREAD_ONCE_INIT;
+
+static void done_cond_init(void);
 
 /* ---- samples ---------------------------------------------------------- */
 
@@ -102,15 +109,29 @@ static void flush_rows(struct worker *w)
 static void record(struct worker *w, unsigned int round, uint64_t connect_ns,
 		   const struct times_ns *t, enum status st)
 {
-	static const struct times_ns none = { NO_TIME, NO_TIME, NO_TIME };
+	static const struct times_ns none = {
+		NO_TIME, NO_TIME, NO_TIME, NO_TIME, NO_TIME
+	};
 	struct raw_sample row = {
 		.thread = w->id,
 		.round = round,
 		.connect_ns = connect_ns,
 	};
 
-	if (!t)
+	/* Sent in the warm-up (a sample never sent: failed then): counted,
+	 * not measured. */
+	if ((t ? t->sent : now_ns()) < measure_ns) {
+		w->warmup_samples++;
+		return;
+	}
+	if (t) {
+		if (t->sent < w->first_sent_ns)
+			w->first_sent_ns = t->sent;
+		if (t->done > w->last_done_ns)
+			w->last_done_ns = t->done;
+	} else {
 		t = &none;
+	}
 	/* Out of memory for the statistics: a failure, never a lost sample. */
 	if (st == ST_OK &&
 	    keep_times(w, (double)t->rtt / 1e3,
@@ -121,6 +142,7 @@ static void record(struct worker *w, unsigned int round, uint64_t connect_ns,
 	row.rtt_ns = t->rtt;
 	row.arrival_ns = t->arrival;
 	row.lag_ns = t->lag;
+	row.sent_ns = t->sent == NO_TIME ? NO_TIME : t->sent - start_ns;
 	row.status = status_name[st];
 	w->out_len = (size_t)(raw_put_row(w->out + w->out_len, &row) - w->out);
 	if (w->out_len > OUTBUF_SIZE - RAW_ROW_MAX)
@@ -381,6 +403,8 @@ out:
 	real1 = realtime_ns();
 	t->rtt = w->last_ns - from;
 	t->lag = intended_ns ? t0 - from : NO_TIME;
+	t->sent = t0;
+	t->done = w->last_ns;
 	t->arrival = NO_TIME;
 	if (st == ST_OK && w->stamp_ns) {
 		/* A stamp outside [send, recv return] on its own clock means
@@ -469,20 +493,23 @@ static bool sleep_until(uint64_t ns)
 
 /*
  * --duration: one connection per thread (a new one after a failure) until
- * the deadline. Closed loop: the next message leaves when the echo is back.
- * With --rate, message i of thread k is due at k/rate + i*threads/rate
- * seconds after the start, and is timed from then even when it leaves late.
+ * the deadline; with --messages N a new one after every N messages. Closed
+ * loop: the next message leaves when the echo is back. With --rate,
+ * message i of thread k is due at k/rate + i*threads/rate seconds after
+ * the start, and is timed from then even when it leaves late.
  */
 static void run_duration(struct worker *w)
 {
 	uint64_t interval = 0, due = 0;
 	unsigned int round, msg;
+	bool over = false;
 
 	if (cfg.rate) {
 		interval = (uint64_t)cfg.threads * NSEC / cfg.rate;
 		due = start_ns + (uint64_t)w->id * NSEC / cfg.rate;
 	}
-	for (round = 0; !stopping() && now_ns() < deadline_ns; round++) {
+	for (round = 0; !over && !stopping() && now_ns() < deadline_ns;
+	     round++) {
 		uint64_t connect_ns;
 		struct times_ns t;
 		enum status st;
@@ -495,24 +522,27 @@ static void run_duration(struct worker *w)
 			usleep(10000);	/* do not spin on a dead server */
 			continue;
 		}
-		for (msg = 0; !stopping(); msg++) {
-			if (cfg.rate) {
-				if (due >= deadline_ns)
-					break;
-				if (!sleep_until(due))
-					break;
+		for (msg = 0; !cfg.messages || msg < cfg.messages; msg++) {
+			if (stopping() || (cfg.rate && (due >= deadline_ns ||
+							!sleep_until(due)))) {
+				over = true;
+				break;
 			}
 			st = echo_once(w, fd, round, msg, due, &t);
-			if (st == ST_INTERRUPTED)
+			if (st == ST_INTERRUPTED) {
+				over = true;
 				break;
+			}
 			record(w, round, msg ? NO_TIME : connect_ns, &t, st);
 			due += interval;
-			if (st != ST_OK || w->last_ns >= deadline_ns)
+			if (st != ST_OK)	/* a new connection */
 				break;
+			if (w->last_ns >= deadline_ns) {
+				over = true;
+				break;
+			}
 		}
 		close(fd);
-		if (st == ST_OK)	/* the deadline, not a failure */
-			break;
 	}
 }
 
@@ -531,6 +561,8 @@ void *load_thread(void *arg)
 		pthread_cond_wait(&gate_cond, &gate_lock);
 	pthread_mutex_unlock(&gate_lock);
 
+	w->first_sent_ns = UINT64_MAX;
+	w->last_done_ns = 0;
 	if (gate > 0) {
 		w->have_cpu = env_thread_cpu(&w->cpu0);
 		w->begin_ns = now_ns();
@@ -542,14 +574,47 @@ void *load_thread(void *arg)
 		w->have_cpu = w->have_cpu && env_thread_cpu(&w->cpu1);
 	}
 	flush_rows(w);
+	pthread_mutex_lock(&done_lock);
 	__atomic_add_fetch(&threads_finished, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&done_cond);
+	pthread_mutex_unlock(&done_lock);
 	return NULL;
 }
 
 void load_open_gate(int value)
 {
+	pthread_once(&done_once, done_cond_init);
 	pthread_mutex_lock(&gate_lock);
 	gate = value;
 	pthread_cond_broadcast(&gate_cond);
 	pthread_mutex_unlock(&gate_lock);
+}
+
+/* The condition variable times its waits on CLOCK_MONOTONIC, as now_ns. */
+static void done_cond_init(void)
+{
+	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&done_cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
+bool load_wait_finished(unsigned int n, uint64_t until_ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(until_ns / NSEC),
+		.tv_nsec = (long)(until_ns % NSEC),
+	};
+	bool all;
+
+	pthread_once(&done_once, done_cond_init);
+	pthread_mutex_lock(&done_lock);
+	while (!(all = __atomic_load_n(&threads_finished, __ATOMIC_ACQUIRE) >= n) &&
+	       pthread_cond_timedwait(&done_cond, &done_lock, &ts) != ETIMEDOUT)
+		;
+	all = __atomic_load_n(&threads_finished, __ATOMIC_ACQUIRE) >= n;
+	pthread_mutex_unlock(&done_lock);
+	return all;
 }

@@ -46,7 +46,8 @@ struct config {
 	unsigned int threads;
 	unsigned int rounds;
 	unsigned int messages;
-	unsigned int duration;		/* seconds; 0 = rounds mode */
+	unsigned int duration;		/* seconds measured; 0 = rounds mode */
+	unsigned int warmup;		/* seconds before them, not measured */
 	unsigned int rate;		/* messages/s in total; 0 = closed loop */
 	bool sched_idle;		/* load threads at SCHED_IDLE */
 	const char *cpus;		/* --cpus as given; NULL = every CPU */
@@ -80,9 +81,11 @@ struct chunk {
 	struct times_us v[];
 };
 
-/* What one message measured, ns (NO_TIME: none). */
+/* What one message measured, ns (NO_TIME: none); sent and done are
+ * CLOCK_MONOTONIC readings at the send and when the echo was complete. */
 struct times_ns {
 	uint64_t rtt, arrival, lag;
+	uint64_t sent, done;
 };
 
 struct worker {
@@ -108,6 +111,10 @@ struct worker {
 	uint64_t failed;
 	int write_errno;
 	uint64_t last_ns;		/* when the last echo completed */
+	/* The measured samples' span: the first send, the last completion
+	 * (UINT64_MAX and 0 while there is none); the warm-up's samples. */
+	uint64_t first_sent_ns, last_done_ns;
+	uint64_t warmup_samples;
 } __attribute__((aligned(64)));
 
 /* Set up by bench.c before the threads start; read-only after. */
@@ -118,6 +125,7 @@ extern unsigned char *body;		/* shared, read-only message body */
 extern size_t hdr_len;			/* min(size, sizeof(struct msg_header)) */
 extern uint64_t start_ns;		/* the gate opened, CLOCK_MONOTONIC */
 extern uint64_t deadline_ns;		/* --duration mode */
+extern uint64_t measure_ns;		/* the warm-up ends: start_ns without one */
 
 /* Between the threads and the main thread. */
 extern volatile sig_atomic_t stop;	/* SIGINT/SIGTERM: finish now */
@@ -142,5 +150,11 @@ void *load_thread(void *arg);
 
 /* Lets the threads go (1) or sends them home without a run (-1). */
 void load_open_gate(int value);
+
+/* Waits until n threads have finished or CLOCK_MONOTONIC reaches
+ * until_ns, whichever comes first; true when they have finished. A
+ * finishing thread wakes it at once, so the end of a run is seen within
+ * microseconds, not at the next poll. */
+bool load_wait_finished(unsigned int n, uint64_t until_ns);
 
 #endif

@@ -57,6 +57,8 @@ char *raw_put_row(char *p, const struct raw_sample *s)
 	*p++ = '\t';
 	while (*name)
 		*p++ = *name++;
+	*p++ = '\t';
+	p = put_us(p, s->sent_ns);
 	*p++ = '\n';
 	return p;
 }
@@ -77,6 +79,7 @@ int raw_open(struct raw_reader *r, const char *path)
 	r->col_rtt = 3;
 	r->col_arrival = -1;
 	r->col_lag = -1;
+	r->col_sent = -1;
 	r->col_status = 4;
 	r->ncols = 5;
 	return 0;
@@ -97,7 +100,7 @@ static int set_columns(struct raw_reader *r, char *names)
 	int i = 0;
 
 	r->col_thread = r->col_connect = r->col_rtt = -1;
-	r->col_arrival = r->col_lag = r->col_status = -1;
+	r->col_arrival = r->col_lag = r->col_status = r->col_sent = -1;
 	while ((name = strsep(&names, "\t"))) {
 		if (!strcmp(name, "thread"))
 			r->col_thread = i;
@@ -111,6 +114,8 @@ static int set_columns(struct raw_reader *r, char *names)
 			r->col_lag = i;
 		else if (!strcmp(name, "status"))
 			r->col_status = i;
+		else if (!strcmp(name, "sent_us"))
+			r->col_sent = i;
 		i++;
 	}
 	r->ncols = i;
@@ -212,6 +217,7 @@ int raw_next(struct raw_reader *r, struct raw_entry *e)
 		e->rtt_us = field_us(cols, r->col_rtt);
 		e->arrival_us = field_us(cols, r->col_arrival);
 		e->lag_us = field_us(cols, r->col_lag);
+		e->sent_us = field_us(cols, r->col_sent);
 		e->status = cols[r->col_status];
 		return 1;
 	}

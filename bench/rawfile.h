@@ -4,10 +4,11 @@
  * writes it; bench --summarize and bench --samples (what results/plot.sh
  * and run.sh compare read through) parse it with the reader below.
  *
- *   # key=value                  metadata: before the rows, and a few
- *   ...                          (elapsed_s, client_*) after them
- *   # columns=thread<TAB>round<TAB>connect_us<TAB>rtt_us<TAB>arrival_us<TAB>lag_us<TAB>status
- *   0<TAB>0<TAB>41.2<TAB>88.0<TAB>61.5<TAB>-<TAB>ok
+ *   # key=value                  metadata: before the rows, and those
+ *   ...                          known at the end (elapsed_s, the CPU
+ *                                per echo, client_*) after them
+ *   # columns=thread<TAB>round<TAB>connect_us<TAB>rtt_us<TAB>arrival_us<TAB>lag_us<TAB>status<TAB>sent_us
+ *   0<TAB>0<TAB>41.2<TAB>88.0<TAB>61.5<TAB>-<TAB>ok<TAB>1204.3
  *
  * One row per sample (message). Times are microseconds with one decimal;
  * '-' where there is none.
@@ -26,14 +27,25 @@
  *               intended send time; '-' in closed loop
  *   status      ok, or why the sample failed (timeout, refused, reset,
  *               eof, mismatch, noport, error, aborted)
+ *   sent_us     when the message was sent, from the moment the threads
+ *               were let go (CLOCK_MONOTONIC); '-' for a sample never
+ *               sent (a failed connect, an aborted message). The measured
+ *               span, first send to last completion, is
+ *               max(sent_us + rtt_us - lag_us) - min(sent_us) ('-' lag: 0):
+ *               what elapsed_s holds and --summarize divides by. Last, so
+ *               the columns before it keep their positions.
+ *
+ * A --warmup run writes no row for a message sent in the warm-up: every
+ * row is measured (the count left out is the metadata's warmup_samples).
  *
  * In rate mode rtt_us and arrival_us count from the intended send time, so
  * a server stall shows in full (no coordinated omission); from the actual
  * send they are rtt_us - lag_us and arrival_us - lag_us.
  *
  * Readers find the columns by name in the columns line. Files from before
- * arrival_us and lag_us existed have no columns line and five columns:
- * thread, round, connect_us, rtt_us, status.
+ * sent_us have seven columns and take their span from elapsed_s; files
+ * from before arrival_us and lag_us existed have no columns line and five
+ * columns: thread, round, connect_us, rtt_us, status.
  */
 #ifndef BENCH_RAWFILE_H
 #define BENCH_RAWFILE_H
@@ -44,14 +56,14 @@
 #include <stdio.h>
 #include <zlib.h>
 
-#define RAW_COLUMNS "thread\tround\tconnect_us\trtt_us\tarrival_us\tlag_us\tstatus"
-#define RAW_ROW_MAX 128			/* longest row raw_put_row writes */
+#define RAW_COLUMNS "thread\tround\tconnect_us\trtt_us\tarrival_us\tlag_us\tstatus\tsent_us"
+#define RAW_ROW_MAX 160			/* longest row raw_put_row writes */
 #define RAW_NO_TIME UINT64_MAX		/* a time written as '-' */
 
 /* One row to write; times in nanoseconds or RAW_NO_TIME. */
 struct raw_sample {
 	unsigned int thread, round;
-	uint64_t connect_ns, rtt_ns, arrival_ns, lag_ns;
+	uint64_t connect_ns, rtt_ns, arrival_ns, lag_ns, sent_ns;
 	const char *status;
 };
 
@@ -65,7 +77,7 @@ struct raw_entry {
 	enum { RAW_META, RAW_ROW } kind;
 	const char *key, *value;	/* RAW_META: '# key=value' */
 	unsigned int thread;		/* RAW_ROW */
-	double connect_us, rtt_us, arrival_us, lag_us;
+	double connect_us, rtt_us, arrival_us, lag_us, sent_us;
 	const char *status;
 };
 
@@ -75,7 +87,7 @@ struct raw_reader {
 	char *line;
 	size_t cap;
 	int col_thread, col_connect, col_rtt, col_arrival, col_lag,
-	    col_status, ncols;
+	    col_status, col_sent, ncols;
 	char err[256];			/* why raw_next returned -1 */
 };
 

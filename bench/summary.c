@@ -42,8 +42,15 @@ bool summary_client_bound(struct summary *s, struct stats *delay)
 	return !isnan(s->rq_share) && s->rq_share >= CLIENT_BOUND_SHARE;
 }
 
+/* Microseconds per echo of busy seconds; nan when not known. */
+static double per_echo(const struct summary_cpu *c, double busy_s)
+{
+	return c->echoes ? busy_s * 1e6 / (double)c->echoes : NAN;
+}
+
 void summary_print(struct summary *s)
 {
+	const struct summary_cpu *sv = &s->server, *cl = &s->client;
 	struct stats rtt, arr;
 
 	stats_compute(s->rtt, s->n, &rtt);
@@ -53,7 +60,7 @@ void summary_print(struct summary *s)
 	       "p999_us=%.1f max_us=%.1f mean_us=%.1f sd_us=%.1f rps=%.0f "
 	       "arrival_n=%zu arrival_p50_us=%.1f arrival_p90_us=%.1f "
 	       "arrival_p99_us=%.1f arrival_p999_us=%.1f arrival_max_us=%.1f "
-	       "client_rq_share=%.2f\n",
+	       "client_rq_share=%.2f",
 	       s->label, s->threads, s->rounds,
 	       (unsigned long long)s->samples, s->n,
 	       (unsigned long long)s->failed, rtt.p50, rtt.p90, rtt.p99,
@@ -61,6 +68,94 @@ void summary_print(struct summary *s)
 	       s->elapsed_s > 0 ? (double)s->n / s->elapsed_s : 0.0,
 	       s->narrival, arr.p50, arr.p90, arr.p99, arr.p999, arr.max,
 	       s->rq_share);
+	printf(" server_cpu_us_per_echo=%.2f server_usr_us_per_echo=%.2f "
+	       "server_sys_us_per_echo=%.2f server_softirq_us_per_echo=%.2f "
+	       "server_irq_us_per_echo=%.2f",
+	       per_echo(sv, sv->busy_s), per_echo(sv, sv->usr_s),
+	       per_echo(sv, sv->sys_s), per_echo(sv, sv->softirq_s),
+	       per_echo(sv, sv->irq_s));
+	printf(" client_cpu_us_per_echo=%.2f client_usr_us_per_echo=%.2f "
+	       "client_sys_us_per_echo=%.2f client_softirq_us_per_echo=%.2f "
+	       "client_irq_us_per_echo=%.2f cpu_scope=%s\n",
+	       per_echo(cl, cl->busy_s), per_echo(cl, cl->usr_s),
+	       per_echo(cl, cl->sys_s), per_echo(cl, cl->softirq_s),
+	       per_echo(cl, cl->irq_s), s->cpu_scope ? s->cpu_scope : "unknown");
+}
+
+/* One raw file's part of a pooled summary, known once it is read. */
+struct file_part {
+	double first_sent_us, last_done_us;	/* rows with sent_us */
+	double elapsed_s;			/* its elapsed_s, if any */
+	uint64_t ok;
+	struct summary_cpu server, client;
+	bool server_known, client_known;
+	uint64_t cpu_echoes;			/* cpu_echoes, if any */
+};
+
+/* A CPU metadata key of a raw file ("server_busy_s", ...) into part;
+ * false when key is none of them. */
+static bool cpu_key(struct file_part *f, const char *key, const char *value)
+{
+	static const char *const kinds[] = {
+		"busy_s", "usr_s", "sys_s", "softirq_s", "irq_s",
+	};
+	struct summary_cpu *c;
+	bool *known;
+	double v = strtod(value, NULL);
+
+	if (!strcmp(key, "cpu_echoes")) {
+		f->cpu_echoes = strtoull(value, NULL, 10);
+		return true;
+	}
+	if (!strncmp(key, "server_", 7)) {
+		c = &f->server;
+		known = &f->server_known;
+	} else if (!strncmp(key, "client_", 7)) {
+		c = &f->client;
+		known = &f->client_known;
+	} else {
+		return false;
+	}
+	double *const fields[] = {
+		&c->busy_s, &c->usr_s, &c->sys_s, &c->softirq_s, &c->irq_s,
+	};
+
+	key += 7;
+	for (unsigned int i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (strcmp(key, kinds[i]))
+			continue;
+		*fields[i] = v;
+		if (i == 0)
+			*known = true;
+		return true;
+	}
+	return false;
+}
+
+static void pool_cpu(struct summary_cpu *to, const struct summary_cpu *c,
+		     uint64_t echoes)
+{
+	to->busy_s += c->busy_s;
+	to->usr_s += c->usr_s;
+	to->sys_s += c->sys_s;
+	to->softirq_s += c->softirq_s;
+	to->irq_s += c->irq_s;
+	to->echoes += echoes;
+}
+
+/* Adds a file's span and CPU time to the pooled summary. */
+static void pool_file(struct summary *s, const struct file_part *f)
+{
+	uint64_t echoes = f->cpu_echoes ? f->cpu_echoes : f->ok;
+
+	if (f->last_done_us >= f->first_sent_us)
+		s->elapsed_s += (f->last_done_us - f->first_sent_us) / 1e6;
+	else
+		s->elapsed_s += f->elapsed_s;
+	if (f->server_known)
+		pool_cpu(&s->server, &f->server, echoes);
+	if (f->client_known)
+		pool_cpu(&s->client, &f->client, echoes);
 }
 
 /* Appends v to a growing array; false when out of memory. */
@@ -85,10 +180,13 @@ int summary_of_files(const char *prog, int nfiles, char **files,
 	struct summary s = { .rq_share = NAN };
 	size_t cap = 0, acap = 0;
 	double wait_s = 0, thread_s = 0;
-	char label[64] = "";
+	char label[64] = "", scope[16] = "";
 	int i, rc = 0;
 
 	for (i = 0; i < nfiles && !rc; i++) {
+		struct file_part f = {
+			.first_sent_us = INFINITY, .last_done_us = -INFINITY,
+		};
 		struct raw_reader r;
 		struct raw_entry e;
 		int got;
@@ -113,7 +211,14 @@ int summary_of_files(const char *prog, int nfiles, char **files,
 				} else if (!strcmp(e.key, "rounds")) {
 					s.rounds = (unsigned int)atoi(e.value);
 				} else if (!strcmp(e.key, "elapsed_s")) {
-					s.elapsed_s += strtod(e.value, NULL);
+					f.elapsed_s = strtod(e.value, NULL);
+				} else if (!strcmp(e.key, "cpu_scope")) {
+					if (scope[0] && strcmp(scope, e.value))
+						snprintf(scope, sizeof(scope), "mixed");
+					else
+						snprintf(scope, sizeof(scope), "%s", e.value);
+				} else if (cpu_key(&f, e.key, e.value)) {
+					continue;
 				} else if (!strcmp(e.key, "client_rq_wait_s")) {
 					wait_s += strtod(e.value, NULL);
 				} else if (!strcmp(e.key, "client_thread_s")) {
@@ -122,10 +227,22 @@ int summary_of_files(const char *prog, int nfiles, char **files,
 				continue;
 			}
 			s.samples++;
+			/* The span: first send to last completion; rtt_us
+			 * counts from the intended send, lag_us before it. */
+			if (!isnan(e.sent_us) && !isnan(e.rtt_us)) {
+				double done = e.sent_us + e.rtt_us -
+					      (isnan(e.lag_us) ? 0 : e.lag_us);
+
+				if (e.sent_us < f.first_sent_us)
+					f.first_sent_us = e.sent_us;
+				if (done > f.last_done_us)
+					f.last_done_us = done;
+			}
 			if (strcmp(e.status, "ok")) {
 				s.failed++;
 				continue;
 			}
+			f.ok++;
 			if (metric) {
 				double v = strcmp(metric, "rtt") ? e.arrival_us
 								 : e.rtt_us;
@@ -147,11 +264,13 @@ int summary_of_files(const char *prog, int nfiles, char **files,
 			rc = 2;
 		}
 		raw_close(&r);
+		pool_file(&s, &f);
 	}
 	if (!rc && !metric) {
 		s.label = label[0] ? label : "unknown";
 		if (thread_s > 0)
 			s.rq_share = wait_s / thread_s;
+		s.cpu_scope = scope[0] ? scope : NULL;
 		summary_print(&s);
 	}
 	free(s.rtt);

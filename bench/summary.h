@@ -7,12 +7,21 @@
  *           p99_us= p999_us= max_us= mean_us= sd_us= rps= arrival_n=
  *           arrival_p50_us= arrival_p90_us= arrival_p99_us=
  *           arrival_p999_us= arrival_max_us= client_rq_share=
+ *           server_cpu_us_per_echo= server_usr_us_per_echo=
+ *           server_sys_us_per_echo= server_softirq_us_per_echo=
+ *           server_irq_us_per_echo= client_cpu_us_per_echo=
+ *           client_usr_us_per_echo= client_sys_us_per_echo=
+ *           client_softirq_us_per_echo= client_irq_us_per_echo= cpu_scope=
  *
  * p*_us, max_us, mean_us, sd_us: rtt_us of the ok samples; arrival_*: the
  * arrival_us of the arrival_n ok samples that have one; rps: ok samples
- * per second of the run; client_rq_share: the share of the load threads'
- * time spent waiting for a CPU (nan: not known). See rawfile.h for what
- * rtt_us and arrival_us are.
+ * per second of the measured span (first send to last completion);
+ * client_rq_share: the share of the load threads' time spent waiting for
+ * a CPU (nan: not known). *_us_per_echo: microseconds of the server's
+ * (client's) CPUs per ok echo of the measured window, in all and by kind
+ * (cpu.h says how); cpu_scope: split (server and client on CPUs of their
+ * own), shared (some in common) or all (the server's figure covers every
+ * CPU, the client's too). See rawfile.h for what rtt_us and arrival_us are.
  */
 #ifndef BENCH_SUMMARY_H
 #define BENCH_SUMMARY_H
@@ -22,6 +31,13 @@
 #include <stdint.h>
 
 #include "stats.h"
+
+/* Busy seconds of a set of CPUs over measured windows, by kind, and the
+ * ok echoes of those windows (0: not known). */
+struct summary_cpu {
+	double busy_s, usr_s, sys_s, softirq_s, irq_s;
+	uint64_t echoes;
+};
 
 /* A run's (or pooled runs') samples, ready for the summary line. */
 struct summary {
@@ -36,6 +52,8 @@ struct summary {
 	double *delay;			/* rtt_us - arrival_us, where stamped */
 	double delay_share;		/* sum(delay) / sum(rtt); NAN: not known */
 	double rq_share;		/* NAN: not known */
+	struct summary_cpu server, client;
+	const char *cpu_scope;		/* NULL: not known */
 };
 
 /* Prints the summary line. Sorts the sample arrays. */
@@ -50,8 +68,9 @@ bool summary_client_bound(struct summary *s, struct stats *delay);
 
 /*
  * bench --summarize FILE...: the summary line of raw files, samples pooled
- * (the repetitions of one server, say), rps over their summed elapsed
- * time. With metric "rtt" or "arrival" (bench --samples), prints
+ * (the repetitions of one server, say), rps over their summed measured
+ * spans (from the sent_us column, else elapsed_s), CPU per echo as their
+ * summed busy time over their summed echoes. With metric "rtt" or "arrival" (bench --samples), prints
  * 'thread<TAB>time' of every ok sample instead. Reads only the files:
  * run.sh compare and results/plot.sh read raw files through it. Returns
  * the exit status: 0, 1 (out of memory) or 2 (a file that cannot be read

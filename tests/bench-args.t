@@ -18,7 +18,7 @@ expect_usage() {
 	like "${out%%$'\n'*}" "^bench: $why" "bench-args/$name: says why"
 }
 
-plan 32
+plan 44
 
 expect_usage unknown-flag "unknown option '--no-such-flag'" --no-such-flag
 expect_usage zero-threads "--threads: 0 is out of range" -t 0
@@ -33,10 +33,16 @@ expect_usage unknown-host "--host: cannot resolve 'no.such.host.invalid'" -H no.
 expect_usage bad-cpu-list "--cpus: 'x' is not a CPU list" --cpus x
 expect_usage absent-cpu "--cpus 1000: none of these CPUs is online" --cpus 1000
 expect_usage bad-sched "--sched: 'fast' is not idle or normal" --sched fast
+expect_usage warmup-without-duration "--warmup needs --duration" --warmup 1 -t 1
+expect_usage warmup-not-a-number "--warmup: 'soon' is not a number" -d 2 --warmup soon
+expect_usage warmup-out-of-range "--warmup: 90000 is out of range" -d 2 --warmup 90000
+expect_usage bad-server-cpus "--server-cpus: '0-x' is not a CPU list" --server-cpus 0-x
+expect_usage absent-server-cpu "--server-cpus 1000: none of these CPUs is online" --server-cpus 1000
+expect_usage server-cpus-missing-value "option '--server-cpus' needs a value" --server-cpus
 
 out=$("$BENCH" --help)
 is $? 0 "bench-args/help: exit 0"
-like "$out" "--threads.*--rounds.*--messages.*--duration.*--rate.*--size.*--host.*--port.*--output.*--label.*--timeout.*--sched.*--cpus.*--quiet" \
+like "$out" "--threads.*--rounds.*--messages.*--duration.*--warmup.*--rate.*--size.*--host.*--port.*--output.*--label.*--timeout.*--sched.*--cpus.*--server-cpus.*--quiet" \
 	"bench-args/help: lists every flag"
 
 # More threads than RLIMIT_NOFILE allows: refused before anything starts.

@@ -21,7 +21,7 @@ raw() {
 raw 1 60 >"$dir/a.tsv"
 raw 61 100 >"$dir/b.tsv"
 
-plan 22
+plan 31
 
 out=$("$BENCH" --summarize "$dir/a.tsv" "$dir/b.tsv")
 ok $? "summarize/exit 0"
@@ -78,5 +78,60 @@ is "$out" $'0\t500.0' "samples/rtt: thread and rtt_us"
 printf '# columns=thread\tround\n1\t2\n' >"$dir/g.tsv"
 out=$("$BENCH" --summarize "$dir/g.tsv" 2>&1)
 like "$out" "lacks thread, rtt_us or status" "summarize/columns line without rtt_us: says why"
+
+# The span from sent_us, not elapsed_s: 10 ok rows sent 100 us apart, each
+# back 100 us later (the last one's rtt_us counts from its intended send,
+# 50 us before it left: lag_us), so 1 ms from the first send to the last
+# echo; elapsed_s (1 s) is what a file without sent_us would use.
+{
+	printf '# label=span\n# threads=1\n# rounds=1\n'
+	printf '# columns=thread\tround\tconnect_us\trtt_us\tarrival_us\tlag_us\tstatus\tsent_us\n'
+	for ((i = 0; i < 9; i++)); do
+		printf '0\t0\t-\t100.0\t-\t-\tok\t%d.0\n' $((i * 100))
+	done
+	printf '0\t0\t-\t150.0\t-\t50.0\tok\t900.0\n'
+	printf '0\t1\t20.0\t-\t-\t-\trefused\t-\n'
+	printf '# elapsed_s=1.0\n'
+} >"$dir/span.tsv"
+out=$("$BENCH" --summarize "$dir/span.tsv")
+is "$(field "$out" rps)" 10000 "summarize/sent_us: rps over first send to last echo (1 ms)"
+is "$(field "$out" failed)" 1 "summarize/sent_us: a sample never sent ('-') is still counted"
+{
+	printf '# label=span\n'
+	for ((i = 0; i < 11; i++)); do printf '0\t0\t5.0\t10.0\tok\n'; done
+	printf '# elapsed_s=1.0\n'
+} >"$dir/span-old.tsv"
+out=$("$BENCH" --summarize "$dir/span.tsv" "$dir/span-old.tsv")
+is "$(field "$out" rps)" 21 "summarize/sent_us: one file's span, another's elapsed_s (21 ok in 1.001 s)"
+
+# CPU per echo pooled: busy time over echoes, file by file. 5 us per echo
+# on 100000 echoes and 10 on 300000 make 8.75, not their mean 7.5.
+cpu() {
+	local busy=$1 echoes=$2
+	printf '# label=cpu\n# cpu_scope=split\n'
+	printf '0\t0\t5.0\t10.0\tok\n'
+	printf '# cpu_echoes=%d\n' "$echoes"
+	printf '# server_busy_s=%s\n# server_usr_s=%s\n# server_sys_s=%s\n# server_softirq_s=%s\n# server_irq_s=0\n' \
+		"$busy" "$(awk -v b="$busy" 'BEGIN { print b / 5 }')" "$(awk -v b="$busy" 'BEGIN { print b * 3 / 5 }')" \
+		"$(awk -v b="$busy" 'BEGIN { print b / 5 }')"
+	printf '# client_busy_s=%s\n# client_usr_s=%s\n# client_sys_s=0\n# client_softirq_s=0\n# client_irq_s=0\n' \
+		"$busy" "$busy"
+	printf '# elapsed_s=1.0\n'
+}
+cpu 0.5 100000 >"$dir/cpu1.tsv"
+cpu 3.0 300000 >"$dir/cpu2.tsv"
+out=$("$BENCH" --summarize "$dir/cpu1.tsv" "$dir/cpu2.tsv")
+is "$(field "$out" server_cpu_us_per_echo)" 8.75 "summarize/cpu: pooled as summed busy time over summed echoes"
+is "$(field "$out" server_usr_us_per_echo)/$(field "$out" server_sys_us_per_echo)/$(field "$out" server_softirq_us_per_echo)/$(field "$out" server_irq_us_per_echo)" \
+	1.75/5.25/1.75/0.00 "summarize/cpu: each kind pooled alike"
+is "$(field "$out" client_cpu_us_per_echo)/$(field "$out" client_usr_us_per_echo)" 8.75/8.75 \
+	"summarize/cpu: the client's CPUs pooled alike"
+is "$(field "$out" cpu_scope)" split "summarize/cpu: the files' cpu_scope"
+printf '# label=cpu\n0\t0\t5.0\t10.0\tok\n# elapsed_s=1.0\n' >"$dir/cpu-old.tsv"
+out=$("$BENCH" --summarize "$dir/cpu1.tsv" "$dir/cpu-old.tsv")
+is "$(field "$out" server_cpu_us_per_echo)" 5.00 "summarize/cpu: a file without CPU time adds no echoes to it"
+out=$("$BENCH" --summarize "$dir/cpu-old.tsv")
+is "$(field "$out" server_cpu_us_per_echo)/$(field "$out" cpu_scope)" nan/unknown \
+	"summarize/cpu: none known: nan"
 
 done_testing

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# bench's measured window: elapsed_s is the samples' own span (first send
+# to last completion, to the microsecond), --warmup leaves its samples
+# out, --duration with --messages reconnects, and the CPU per echo of the
+# server's CPUs and the client's is there, by kind, pooled by --summarize.
+# Correctness and bounds only: no timing is judged but the 50 ms one.
+# shellcheck disable=SC2016 # awk programs, in single quotes
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+root_or_bail_out
+
+dir=$(mktemp -d)
+# shellcheck disable=SC2317 # the EXIT trap
+cleanup() {
+	stop_all
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+# meta FILE KEY: the value of '# KEY=' in a raw file.
+meta() { sed -n "s/^# $2=//p" "$1"; }
+
+# rows FILE AWK-PROGRAM: runs the program over the rows, with col[NAME]
+# the column of each name (from the columns line); names starting with _
+# are taken.
+rows() {
+	awk -F'\t' '/^# columns=/ { sub(/^# columns=/, ""); _n = split($0, _c, "\t")
+			for (_i = 1; _i <= _n; _i++) col[_c[_i]] = _i; next }
+		/^#/ { next }
+		'"$2" "$1"
+}
+
+# span FILE: max(sent_us + rtt_us - lag_us) - min(sent_us) of the rows, s.
+span() {
+	rows "$1" '$col["sent_us"] != "-" && $col["rtt_us"] != "-" {
+			s = $col["sent_us"]; d = s + $col["rtt_us"] - ($col["lag_us"] == "-" ? 0 : $col["lag_us"])
+			if (!n++ || s < lo) lo = s
+			if (d > hi) hi = d }
+		END { if (n) printf "%.6f\n", (hi - lo) / 1e6 }'
+}
+
+# near A B TOLERANCE: |A - B| <= TOLERANCE, all numbers.
+near() {
+	awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN {
+		if (a !~ /^-?[0-9.]+$/ || b !~ /^-?[0-9.]+$/) exit 1
+		d = a - b; exit !(d <= t && -d <= t) }'
+}
+
+# kinds_sum LINE SIDE: usr + sys + softirq + irq of a summary line's side.
+kinds_sum() {
+	awk -v u="$(field "$1" "$2_usr_us_per_echo")" -v s="$(field "$1" "$2_sys_us_per_echo")" \
+		-v si="$(field "$1" "$2_softirq_us_per_echo")" -v i="$(field "$1" "$2_irq_us_per_echo")" \
+		'BEGIN { printf "%.2f\n", u + s + si + i }'
+}
+
+positive() { awk -v v="$1" 'BEGIN { exit !(v ~ /^[0-9.]+$/ && v > 0) }'; }
+
+plan 33
+
+# ---- the span: exact, not a 50 ms poll --------------------------------------
+
+"$RUN" user >/dev/null
+ok $? "span/user: started"
+raw=$dir/span.tsv
+out=$(bounded 30 "$BENCH" -p "$PORT" -t 1 -r 1 -m 1000 -q -o "$raw")
+elapsed=$(meta "$raw" elapsed_s)
+# A 1000-message ping-pong takes 10-30 ms here; the 50 ms poll the span
+# used to come from made every such run read 50 ms or more.
+awk -v e="$elapsed" 'BEGIN { exit !(e ~ /^[0-9.]+$/ && e > 0 && e < 0.05) }'
+ok $? "span/a ~20 ms run reports its time, not the 50 ms poll's"
+diag "span: elapsed_s=$elapsed"
+near "$elapsed" "$(span "$raw")" 0.000002
+ok $? "span/elapsed_s is the rows' first send to last completion"
+diag "span: from the rows $(span "$raw")"
+near "$(field "$out" rps)" "$(awk -v e="$elapsed" 'BEGIN { printf "%.0f", 1000 / e }')" 1
+ok $? "span/rps is the ok samples over that span"
+sum=$("$BENCH" --summarize "$raw")
+near "$(field "$sum" rps)" "$(field "$out" rps)" "$(($(field "$out" rps) / 1000 + 1))"
+ok $? "span/--summarize: the same rps from the sent_us column"
+is "$(rows "$raw" '$col["sent_us"] == "-" { n++ } END { print n + 0 }')" 0 \
+	"span/every sent sample has its sent_us"
+
+# ---- the warm-up, and a connection per N messages in a timed run ------------
+
+raw=$dir/warm.tsv
+out=$(bounded 30 "$BENCH" -p "$PORT" -t 2 -d 1 --warmup 1 -q -o "$raw")
+is "$(meta "$raw" warmup_s)" 1 "warmup/the raw file says warmup_s=1"
+positive "$(meta "$raw" warmup_samples)"
+ok $? "warmup/the warm-up's samples are counted (warmup_samples > 0)"
+is "$(rows "$raw" '$col["sent_us"] < 1000000 { n++ } END { print n + 0 }')" 0 \
+	"warmup/no row was sent in the first second"
+is "$(rows "$raw" '{ n++ } END { print n + 0 }')" "$(field "$out" samples)" \
+	"warmup/the summary counts the rows, not the warm-up"
+
+raw=$dir/reconnect.tsv
+out=$(bounded 30 "$BENCH" -p "$PORT" -t 4 -d 1 -m 5 -q -o "$raw")
+is "$(field "$out" failed)" 0 "reconnect/-d 1 -m 5: failed=0"
+is "$(meta "$raw" messages)" 5 "reconnect/the raw file says messages=5"
+per=$(rows "$raw" '{ n[$col["thread"] " " $col["round"]]++ }
+	END { for (k in n) { c++; if (n[k] > most) most = n[k] }; print c + 0, most + 0 }')
+is "${per#* }" 5 "reconnect/no connection carried more than 5 messages"
+((${per% *} > 4))
+ok $? "reconnect/the threads reconnected (${per% *} connections for 4 threads)"
+is "$(rows "$raw" '$col["connect_us"] != "-" { n++ } END { print n + 0 }')" "${per% *}" \
+	"reconnect/one connect_us per connection"
+"$RUN" stop >/dev/null
+
+# ---- CPU per echo --------------------------------------------------------------
+
+# check_cpu NAME LINE FILE SIDE: SIDE's CPU per echo is positive, its kinds
+# sum to it (each is rounded to 0.01), and the file's figure is its busy
+# time over its echoes.
+check_cpu() {
+	local name=$1 line=$2 file=$3 side=$4 total
+	total=$(field "$line" "${side}_cpu_us_per_echo")
+	positive "$total"
+	ok $? "$name: ${side}_cpu_us_per_echo is positive ($total)"
+	near "$(kinds_sum "$line" "$side")" "$total" 0.03
+	ok $? "$name: ${side}'s usr + sys + softirq + irq make its total"
+	near "$(awk -v b="$(meta "$file" "${side}_busy_s")" -v e="$(meta "$file" cpu_echoes)" \
+		'BEGIN { if (e > 0) printf "%.3f", b * 1e6 / e }')" "$(meta "$file" "${side}_cpu_us_per_echo")" 0.001
+	ok $? "$name: ${side}_cpu_us_per_echo is ${side}_busy_s over cpu_echoes"
+}
+
+if ! fact one-cpu >/dev/null; then
+	"$RUN" user --cpus 0 >/dev/null
+	ok $? "cpu/run.sh user --cpus 0: started"
+	a=$dir/cpu-a.tsv
+	out=$(bounded 30 "$BENCH" -p "$PORT" --cpus 1 -t 4 -d 1 -q -o "$a")
+	is "$(meta "$a" server_cpus)/$(meta "$a" server_cpus_from)/$(meta "$a" client_cpus)/$(meta "$a" cpu_scope)" \
+		"0/run.sh/1/split" "cpu/the server's CPUs from run.sh, the client's from --cpus: split"
+	check_cpu cpu/split "$out" "$a" server
+	check_cpu cpu/split "$out" "$a" client
+	is "$(field "$out" cpu_scope)" split "cpu/the summary says cpu_scope=split"
+	like "$(meta "$a" softirq_net_rx)/$(meta "$a" kworker_ms)" '^0:[0-9]+,1:[0-9]+(,.*)?/0:[0-9]+,1:[0-9]+' \
+		"cpu/NET_RX softirqs and kworker ms per CPU in the file"
+	b=$dir/cpu-b.tsv
+	out=$(bounded 30 "$BENCH" -p "$PORT" --cpus 1 --server-cpus 1 -t 4 -d 1 -q -o "$b")
+	is "$(meta "$b" server_cpus)/$(meta "$b" server_cpus_from)/$(field "$out" cpu_scope)" "1/flag/shared" \
+		"cpu/--server-cpus overrides run.sh's placement; on the client's CPU: shared"
+	# Pooled: the two files' busy time over their echoes.
+	want=$(awk -v b1="$(meta "$a" server_busy_s)" -v b2="$(meta "$b" server_busy_s)" \
+		-v e1="$(meta "$a" cpu_echoes)" -v e2="$(meta "$b" cpu_echoes)" \
+		'BEGIN { printf "%.2f", (b1 + b2) * 1e6 / (e1 + e2) }')
+	sum=$("$BENCH" --summarize "$a" "$b")
+	is "$(field "$sum" server_cpu_us_per_echo)" "$want" "cpu/--summarize pools busy time over echoes"
+	is "$(field "$sum" cpu_scope)" mixed "cpu/--summarize: split and shared files are mixed"
+	"$RUN" stop >/dev/null
+else
+	skip "cpu/run.sh user --cpus 0: started" one-cpu
+	skip "cpu/the server's CPUs from run.sh, the client's from --cpus: split" one-cpu
+	for side in server client; do
+		skip "cpu/split: ${side}_cpu_us_per_echo is positive" one-cpu
+		skip "cpu/split: ${side}'s usr + sys + softirq + irq make its total" one-cpu
+		skip "cpu/split: ${side}_cpu_us_per_echo is ${side}_busy_s over cpu_echoes" one-cpu
+	done
+	for name in "the summary says cpu_scope=split" "NET_RX softirqs and kworker ms per CPU in the file" \
+		"--server-cpus overrides run.sh's placement" "--summarize pools busy time over echoes" \
+		"--summarize: split and shared files are mixed"; do
+		skip "cpu/$name" one-cpu
+	done
+fi
+
+# Nowhere placed: the figure covers every CPU, and bench says so.
+"$RUN" user >/dev/null
+c=$dir/cpu-all.tsv
+out=$(bounded 30 "$BENCH" -p "$PORT" -t 2 -d 1 -o "$c" 2>&1)
+is "$(meta "$c" cpu_scope)/$(meta "$c" server_cpus_from)" all/all "cpu/unplaced: cpu_scope=all"
+like "$out" "server's CPU per echo covers every CPU, the client's too" "cpu/unplaced: bench says so on stderr"
+check_cpu cpu/all "$(grep '^summary ' <<<"$out")" "$c" server
+"$RUN" stop >/dev/null
+
+done_testing
