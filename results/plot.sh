@@ -185,7 +185,10 @@ main() {
 	done
 
 	bound_note=$(client_bound_note "$dir")	# global: plot_cpu reads it
-	[[ -z $bound_note ]] || title="$title\n$bound_note"
+	if [[ -n $bound_note ]]; then
+		title="$title\n$bound_note"
+		echo "note: $bound_note"
+	fi
 	verdicts "$dir"
 
 	# A log axis when the samples span more than two decades.

@@ -14,6 +14,7 @@ root_or_bail_out
 TMP=$(mktemp -d)
 # Function, not timing: do not wait for the TIME_WAIT of earlier tests.
 export ECHOLAB_TW_MAX=1000000
+declare -A share=()	# compare/placement: softirq share per placement
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
 	"$RUN" stop >/dev/null 2>&1
@@ -138,6 +139,39 @@ if case_selected loopback; then
 		"compare/loopback: user measured, 0 failed"
 	grep -q '^# placement=loopback$' "$TMP/lo/user-1.tsv" && grep -q '^# host=127\.0\.0\.1$' "$TMP/lo/user-1.tsv"
 	ok $? "compare/loopback: raw file says which placement and which address"
+fi
+
+if case_selected placement; then
+	# Where the receive work lands (bench's per-CPU /proc/stat deltas): with
+	# two machines the client's CPUs receive the echoes, as much softirq
+	# work as the server's CPUs do for the requests; on loopback the
+	# server's CPUs receive both directions and the client's little.
+	# softirq_share FILE: the client's softirq time per echo over the server's.
+	softirq_share() {
+		awk -F= '/^# server_softirq_us_per_echo=/ { s = $2 }
+			/^# client_softirq_us_per_echo=/ { c = $2 }
+			END { if (s > 0) printf "%.2f\n", c / s; else print "none" }' "$1"
+	}
+	if ! fact one-cpu >/dev/null; then
+		for p in two-machine loopback; do
+			flag=()
+			[[ $p == two-machine ]] || flag=(--loopback)
+			"$RUN" compare "${flag[@]}" --servers user --repeat 1 -t 10 -d 2 --warmup 1 \
+				--out "$TMP/place-$p" >/dev/null 2>&1
+			ok $? "compare/placement $p: exit 0"
+			share[$p]=$(softirq_share "$TMP/place-$p/user-1.tsv")
+			diag "compare/placement $p: client/server softirq per echo ${share[$p]};" \
+				"$(grep -h '^# softirq_net_rx=' "$TMP/place-$p/user-1.tsv")"
+		done
+		awk -v v="${share[two-machine]}" 'BEGIN { exit !(v >= 0.6) }'
+		ok $? "compare/placement two-machine: the client's CPUs receive the echoes (softirq share ${share[two-machine]} >= 0.6)"
+		awk -v v="${share[loopback]}" 'BEGIN { exit !(v < 0.6) }'
+		ok $? "compare/placement loopback: the server's CPUs receive both ways (softirq share ${share[loopback]} < 0.6)"
+	else
+		for p in "two-machine: exit 0" "loopback: exit 0" "two-machine: the client's CPUs" "loopback: the server's CPUs"; do
+			skip "compare/placement $p" one-cpu
+		done
+	fi
 fi
 
 if case_selected verdict; then
