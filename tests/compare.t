@@ -176,7 +176,7 @@ fi
 
 if case_selected verdict; then
 	# One server under two labels: whatever the noise, no difference.
-	out=$("$RUN" compare --servers user,user --repeat 3 -t 10 -d 2 --warmup 1 --out "$TMP/self" 2>&1)
+	out=$("$RUN" compare --servers user,user --repeat 5 -t 10 -d 2 --warmup 1 --out "$TMP/self" 2>&1)
 	ok $? "compare/verdict: compare --servers user,user exits 0"
 	verdicts=$("$JUDGE" "$TMP"/self/*.tsv | grep '^judge .*label=user-again ' | grep -v 'ratio=- ')
 	is "$(wc -l <<<"$verdicts")" 4 "compare/verdict: user-again judged on 4 figures"
@@ -185,9 +185,9 @@ if case_selected verdict; then
 	[[ $(grep -vc 'verdict=no difference detected$' <<<"$verdicts") == 0 ]] || diag "$verdicts"
 	grep -q 'user-again' "$TMP/self/summary.md" && grep -q 'no difference detected' "$TMP/self/summary.md"
 	ok $? "compare/verdict: summary.md shows the verdict"
-	grep -q '^# repeat=3$' "$TMP/self/user-again-3.tsv" &&
-		grep -q '^# warmup_s=1' "$TMP/self/user-3.tsv"
-	ok $? "compare/verdict: three runs each, each after a warm-up not recorded"
+	grep -q '^# repeat=5$' "$TMP/self/user-again-5.tsv" &&
+		grep -q '^# warmup_s=1' "$TMP/self/user-5.tsv"
+	ok $? "compare/verdict: five runs each, each after a warm-up not recorded"
 fi
 
 if case_selected bypass; then
@@ -196,8 +196,8 @@ if case_selected bypass; then
 	ok $? "compare/bypass: exit 0"
 	rows=$(summary_rows "$TMP/bypass/summary.md" | tr '\n' ,)
 	is "$rows" "user 200 0,user-bypass 200 0," "compare/bypass: rows user and user-bypass, 200 samples each, 0 failed"
-	is "$(summary_rows "$TMP/bypass/summary.md" Server)" "" \
-		"compare/bypass: no server-side table (the bypass hands the client no stamp)"
+	is "$(summary_rows "$TMP/bypass/summary.md" Server)" "user 200 0" \
+		"compare/bypass: no server-side time for user-bypass (the bypass hands the client no stamp)"
 	is_png "$TMP/bypass/scatter-user-bypass.png" && is_png "$TMP/bypass/boxplot.png"
 	ok $? "compare/bypass: plotted"
 	grep -q '^bypass=' "$TMP/bypass/meta.txt"
