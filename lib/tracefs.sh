@@ -96,10 +96,13 @@ instance_remove() {
 # The EXIT trap of every script: trace instance, tracefs, server, mount.
 # shellcheck disable=SC2317 # called by the trap
 ftrace_cleanup() {
-	local rc=$?
+	local rc=$? p
 	trap - EXIT INT TERM
 	[[ -n ${BENCH_PID:-} ]] && kill "$BENCH_PID" 2>/dev/null
 	[[ -n ${FUNCLAT_PID:-} ]] && kill "$FUNCLAT_PID" 2>/dev/null && wait "$FUNCLAT_PID" 2>/dev/null
+	for p in ${PERF_PIDS[@]+"${PERF_PIDS[@]}"}; do	# percall.sh's perf stat
+		{ kill -INT "$p" && wait "$p"; } 2>/dev/null || true
+	done
 	instance_remove
 	tracefs_restore
 	[[ -n ${tmp:-} && -d $tmp ]] && rm -rf "$tmp"
