@@ -106,7 +106,7 @@ if case_selected percall; then
 	exit($rc & 127 ? 128 + ($rc & 127) : $rc >> 8);
 	EOF
 	chmod +x "$OUT/perf-lossy"
-	for lossy in multiplexed:'0,/,sched:sched_switch,/s/,100\.00,/,62.50,/' \
+	for lossy in multiplexed:'s/\(,sched:sched_switch,[0-9]*\),100\.00,/\1,62.50,/' \
 		'not counted':'0,/,raw_syscalls:sys_enter,/s/^[0-9]*,/<not counted>,/'; do
 		rm -f "$OUT/lossy/percall.tsv"
 		out=$(PERF=$OUT/perf-lossy PERF_LOSSY_SED=${lossy#*:} \
