@@ -106,7 +106,7 @@ ftrace_cleanup() {
 			kill -0 "$p" 2>/dev/null || break
 			sleep 0.1
 		done
-		kill -KILL "$p" 2>/dev/null
+		kill -KILL "$p" 2>/dev/null || true	# set -e holds in the trap too
 		wait "$p" 2>/dev/null || true
 	done
 	instance_remove
