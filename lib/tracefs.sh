@@ -96,10 +96,19 @@ instance_remove() {
 # The EXIT trap of every script: trace instance, tracefs, server, mount.
 # shellcheck disable=SC2317 # called by the trap
 ftrace_cleanup() {
-	local rc=$?
+	local rc=$? p i
 	trap - EXIT INT TERM
 	[[ -n ${BENCH_PID:-} ]] && kill "$BENCH_PID" 2>/dev/null
 	[[ -n ${FUNCLAT_PID:-} ]] && kill "$FUNCLAT_PID" 2>/dev/null && wait "$FUNCLAT_PID" 2>/dev/null
+	for p in ${PERF_PIDS[@]+"${PERF_PIDS[@]}"}; do	# percall.sh's perf stat
+		kill -INT "$p" 2>/dev/null || continue
+		for ((i = 0; i < 50; i++)); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$p" 2>/dev/null || true	# set -e holds in the trap too
+		wait "$p" 2>/dev/null || true
+	done
 	instance_remove
 	tracefs_restore
 	[[ -n ${tmp:-} && -d $tmp ]] && rm -rf "$tmp"

@@ -39,6 +39,7 @@ PACKAGES=(
 	cpio                # vm: packs the guest's initramfs
 	liburing-dev        # uring: the io_uring server (liburing 2.3 in Debian 12)
 	shellcheck          # make lint
+	linux-perf          # ftrace/percall.sh: perf stat's tracepoint counters
 )
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -70,7 +71,7 @@ distro_names() {
 	local pkg
 	for pkg in "$@"; do
 		case $DISTRO:$pkg in
-		ubuntu:bpftool) echo linux-tools-common "linux-tools-$(uname -r)" ;;
+		ubuntu:bpftool | ubuntu:linux-perf) echo linux-tools-common "linux-tools-$(uname -r)" ;;
 		ubuntu:linux-headers-amd64) echo "linux-headers-$(uname -r)" ;;
 		ubuntu:linux-source-6.1) echo linux-source ;;
 		ubuntu:linux-image-amd64)

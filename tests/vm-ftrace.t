@@ -21,7 +21,7 @@ trap 'rm -rf "$OUT"' EXIT
 # in 22 runs of funclat + trace.sh kecho since. Writing to tracefs patches
 # kernel text, and on one CPU that waits for no other. A lockup now panics
 # the guest, and run-vm.sh prints the kernel's last words.
-VM_SMP=1 "$ROOT/vm/run-vm.sh" --timeout 900 --out "$OUT" -- bash tests/guest/ftrace.sh --extra 2 |
+VM_SMP=1 VM_TOOLS="${VM_TOOLS:-} perf" "$ROOT/vm/run-vm.sh" --timeout 900 --out "$OUT" -- bash tests/guest/ftrace.sh --extra 2 |
 	tee "$OUT/tap.txt"
 _tap_n=$(grep -cE '^(not )?ok ' "$OUT/tap.txt")
 _tap_failed=$(grep -c '^not ok ' "$OUT/tap.txt")
