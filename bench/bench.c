@@ -131,7 +131,7 @@ static void usage(FILE *f)
 "  -h, --help          this text\n"
 "\n"
 "Output: the raw file (format in bench/rawfile.h), one row per sample,\n"
-"'thread round connect_us rtt_us arrival_us lag_us status sent_us', under\n"
+"'thread round connect_us rtt_us arrival_us lag_us sent_us status', under\n"
 "'# key=value' metadata lines; then on stdout one line:\n"
 "summary label= threads= rounds= samples= ok= failed= p50_us= p90_us=\n"
 "        p99_us= p999_us= max_us= mean_us= sd_us= rps= arrival_n=\n"
