@@ -864,6 +864,11 @@ static void say_cpu(const struct cpu_use *server, const struct cpu_use *client,
 		us_per(client->sys_s, echoes),
 		us_per(client->softirq_s, echoes),
 		us_per(client->irq_s, echoes), client_list);
+	if ((server->sampled_s == 0 && server->busy_s > 0) ||
+	    (client->sampled_s == 0 && client->busy_s > 0))
+		fprintf(stderr, "  (no tick of /proc/stat fell in the busy time of %s: its kinds are unknown and counted as sys)\n",
+			server->sampled_s == 0 && server->busy_s > 0 ?
+			"the server's CPUs" : "the client's CPUs");
 }
 
 int main(int argc, char **argv)
