@@ -34,6 +34,7 @@
 #
 # Parts, each also buildable on its own with make -C DIR:
 #   bench   bench/bench                    the load client
+#           bench/judge                    medians, intervals, verdicts over runs
 #   SERVER  every server declared in servers/ (kecho, user, uring, ebpf):
 #           make -C the directory its declaration names (kecho: KDIR= picks
 #           the kernel)
@@ -76,8 +77,8 @@ VM_TESTS := $(wildcard tests/vm-*.t)
 NATIVE_TESTS := $(filter-out $(VM_TESTS),$(wildcard tests/*.t))
 # No root, no server, no network: bench's arithmetic and arguments, the
 # suite's own helpers, the docs.
-UNIT_TESTS := $(wildcard tests/stats.t tests/summarize.t tests/bench-args.t \
-	tests/lib.t tests/docs.t tests/hooks.t)
+UNIT_TESTS := $(wildcard tests/stats.t tests/interval.t tests/summarize.t tests/judge.t \
+	tests/bench-args.t tests/lib.t tests/docs.t tests/hooks.t)
 # Minutes each (10,000 connections, crowds of 1000 misbehaving clients,
 # 3 x 1000 x 10 per variant): check-all only.
 SLOW_TESTS := tests/scale.t tests/faults.t tests/soak.t

@@ -21,7 +21,7 @@ Usage: sudo ./run.sh SERVER [--port N] [--cpus LIST] [--bypass] [-- SERVER-ARGS.
        sudo ./run.sh bench SERVER [--port N] [--cpus LIST] [--bypass] [--out DIR] [BENCH-ARGS...]
        sudo ./run.sh client COMMAND [ARGS...]
        sudo ./run.sh --vm [--kernel VERSION] SERVER [--port N] [BENCH-ARGS...]
-       sudo ./run.sh compare [--netns | --vm [--kernel VERSION]] [--netem SPEC] [--bypass] [--repeat N] [--sweep K=V,...] [--cpus auto|none|LIST] [BENCH-ARGS...]
+       sudo ./run.sh compare [--loopback | --vm [--kernel VERSION]] [--netem SPEC] [--bypass] [--workload W] [--repeat N] [--servers L,...] [--sweep K=V,...] [--cpus auto|none|LIST] [BENCH-ARGS...]
        sudo ./run.sh soak [--runs N] [--vm [--kernel VERSION]] [VARIANT...]
        sudo ./run.sh stop
        ./run.sh status
@@ -44,8 +44,8 @@ Servers: ${SERVERS[*]} (declared in servers/)
                 $KERNEL_DEFAULT); 6.12 is fetched into a cache on first use
                 (vm/kernels.sh, never into /boot); raw files record it
   compare       every server this machine can run, measured alike, into
-                results/DATE-PLACE/ (raw files, summary.md, plots); see
-                './run.sh compare --help'
+                results/DATE-PLACEMENT/ (raw files, verdicts in summary.md,
+                plots); see './run.sh compare --help'
   soak          every server, N x (bench -t 1000 -r 10) in a row, and what
                 it holds after each run: nothing may grow; see
                 './run.sh soak --help'
@@ -54,11 +54,12 @@ Servers: ${SERVERS[*]} (declared in servers/)
 
 Options:
   --port N      port to serve on (default $DEFAULT_PORT)
-  --cpus LIST   give the server these CPUs (taskset -c syntax: 0, 0-1):
-                its process runs there, and so does the loopback's receive
-                processing (RPS), which carries ebpf's and kecho's echo.
-                Pair it with 'bench --cpus OTHERS' for a client that cannot
-                take the server's CPUs ('bench' does that itself)
+  --cpus LIST   the server's CPUs (taskset -c syntax: 0, 0-1): its process
+                runs there, and so does the loopback's receive processing
+                (RPS), which carries ebpf's and kecho's echo. auto
+                (default): the first half of the CPUs, rounded up; all: no
+                placement. bench run by hand while a server placed so runs
+                takes the other CPUs itself, as 'run.sh bench' does
   --bypass      user only: also start ebpf-echo/sockredir, whose sk_msg
                 program moves the payload of local connections to the port
                 straight to the peer socket, around TCP/IP. Only processes
@@ -100,6 +101,9 @@ split_options() {
 		esac
 	done
 	REST=("$@")
+	# The server on its half of the CPUs unless told otherwise: bench run
+	# by hand takes the other half, as a client on another machine would.
+	[[ " ${START[*]} " == *" --cpus "* ]] || START+=(--cpus auto)
 }
 
 # start SERVER [OPTIONS] [-- SERVER-ARGS...]
@@ -123,7 +127,7 @@ cmd_bench() {
 	for ((i = 0; i < ${#START[@]}; i++)); do
 		case ${START[i]} in
 		--port) port=${START[i + 1]} ;;
-		--cpus) cpus=$(parse_cpus "${START[i + 1]}") ;;
+		--cpus) cpus=$(parse_cpus "${START[i + 1]}") ;;	# auto by default
 		--bypass)
 			front_serves bypass "$server" || usage_error "--bypass goes with the user server only"
 			# Without and with, same flags, one after the other, waiting

@@ -116,9 +116,10 @@ static void usage(FILE *f)
 "                      if it ran on another machine) or normal (compete with\n"
 "                      the server as an ordinary process does)\n"
 "      --cpus LIST     run the load threads on these CPUs only (e.g. 1 or 2-3,\n"
-"                      as taskset -c takes them); with the server placed on\n"
-"                      the others (run.sh --cpus), the client cannot take\n"
-"                      the server's CPU at all (default: every CPU)\n"
+"                      as taskset -c takes them), or all. Default: the CPUs\n"
+"                      run.sh left when it placed the server (run.sh SERVER\n"
+"                      does by default), so the client cannot take the\n"
+"                      server's CPUs, as on another machine; else all\n"
 "      --server-cpus LIST  the server's CPUs, whose time per echo bench\n"
 "                      reports (default: where run.sh placed the server,\n"
 "                      /run/echolab/cpus; else every CPU, the client's too)\n"
@@ -221,6 +222,7 @@ static void parse_cpus(const char *flag, const char *list, cpu_set_t *set)
 static cpu_set_t server_set, client_set;
 static const char *server_cpus_from = "all";
 static char server_list[256], client_list[256], cpu_scope[8];
+static bool cpus_all;		/* --cpus all */
 
 /*
  * Without --server-cpus: where run.sh placed the server (its state, the
@@ -262,6 +264,24 @@ static void place_cpus(void)
 		server_set = all;
 	if (!cfg.cpus)
 		client_set = all;
+	/* A client on another machine: run.sh gave the server its CPUs, so
+	 * the load threads take the others unless --cpus says otherwise. */
+	if (!cfg.cpus && !cpus_all && !strcmp(server_cpus_from, "run.sh")) {
+		for (int i = 0; i < CPU_SETSIZE; i++)
+			if (CPU_ISSET(i, &server_set))
+				CPU_CLR(i, &client_set);
+		if (CPU_COUNT(&client_set) &&
+		    !sched_setaffinity(0, sizeof(client_set), &client_set)) {
+			cpu_set_format(&client_set, client_list,
+				       sizeof(client_list));
+			cfg.cpus = client_list;
+			if (!cfg.quiet)
+				fprintf(stderr, "%s: run.sh placed the server on CPUs %s: the load threads run on CPUs %s, as a client on another machine would (--cpus all: share them)\n",
+					prog, buf, client_list);
+		} else {
+			client_set = all;
+		}
+	}
 	cpu_set_format(&server_set, server_list, sizeof(server_list));
 	cpu_set_format(&client_set, client_list, sizeof(client_list));
 	CPU_AND(&both, &server_set, &client_set);
@@ -338,6 +358,9 @@ static void parse_args(int argc, char **argv)
 					    optarg);
 			break;
 		case 'C':
+			cpus_all = !strcmp(optarg, "all");
+			if (cpus_all)
+				break;	/* every CPU, run.sh's placement or not */
 			parse_cpus("--cpus", optarg, &cpus);
 			cfg.cpus = optarg;
 			client_set = cpus;

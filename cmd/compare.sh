@@ -13,32 +13,50 @@ source "$ECHOLAB_ROOT/lib/guest.sh"
 prog_name compare "./run.sh compare --help"
 ROOT=$ECHOLAB_ROOT
 
-# TIME_WAIT sockets we accept before a measured run. connect() scans past
-# them for a free port with bottom halves off, which slows the client and
-# every echo: with 10,000 of them, 1000 x 10 had p99 476 ms instead of 56 ms.
+# TIME_WAIT sockets we accept before a measured run on loopback. connect()
+# scans past them for a free port with bottom halves off, which slows the
+# client and every echo: with 10,000 of them, 1000 x 10 had p99 476 ms
+# instead of 56 ms. The two-machine placement needs no wait: each run gets a
+# fresh client namespace, and the old one's sockets go with it.
 TW_MAX=${ECHOLAB_TW_MAX:-2000}	# tests raise it: they check function, not timing
 TW_WAIT_S=75		# they expire after 60 s
-NS_SRV=echolab-srv	# --netns: the server's namespace ...
-NS_CLI=echolab-cli	# ... and the client's, joined by a veth pair
+# The two-machine placement: the server in the root namespace (where run.sh
+# starts every server, and the only one kecho's listener knows), bench in a
+# namespace of its own, joined by a veth pair.
+NS_CLI=echolab-cli
+VETH_SRV=echolab-srv0
+VETH_CLI=echolab-cli0
 NS_SRV_IP=10.213.0.1
 NS_CLI_IP=10.213.0.2
-SRV_NS=$NS_SRV	# where the server runs with --netns; --netem: the root's
 NETEM=		# --netem: tc netem's parameters on both ends of the veth
+
+# The headline workloads (--workload), each a steady state: a second of
+# warm-up, not recorded, then five measured seconds.
+declare -A WORKLOADS=(
+	[busy]="-t 50 -d 5 --warmup 1"
+	[pingpong]="-t 1 -d 5 --warmup 1"
+	[connect]="-t 1000 -d 5 -m 1 --warmup 1"
+)
+DEFAULT_WORKLOAD=busy
 
 # Set by the command line.
 PORT=${ECHOLAB_PORT:-$DEFAULT_PORT}	# run.sh bench --port sets it
-PLACE=native
-WHERE=native	# the raw files' where=: PLACE, or vm inside the guest
+PLACEMENT=two-machine	# or loopback
+WHERE=native		# the raw files' where=: native, or vm inside the guest
 COMPARE_BYPASS=0
-REPEAT=3
+REPEAT=5
 SWEEP_KEY=
 SWEEP_VALUES=()
 BENCH_ARGS=()
+WORKLOAD=
+SERVER_LIST=		# --servers: labels to measure, in this order
 OUT=
 COMPARE_CPUS=auto	# --cpus: auto, none or the server's CPU list
 SERVER_CPUS=		# ... resolved: the server's CPUs and bench's, or
-CLIENT_PLACE=()		# nothing when they share every CPU
+CLIENT_CPUS=		# nothing when they share every CPU
+CLIENT_PLACE=()		# bench's --cpus
 GUEST_ARGS=()	# the command line minus --vm, for the compare in the guest
+VM=0
 
 # Set while running, for the interrupt handler.
 RUNNING=
@@ -46,36 +64,53 @@ NETNS_UP=
 
 compare_usage() {
 	cat <<EOF
-Usage: sudo ./run.sh compare [--netns | --vm] [--netem SPEC] [--bypass] [--repeat N]
-                             [--sweep threads=1,10,100,1000 | --sweep size=64,1024]
-                             [--cpus auto | none | LIST]
+Usage: sudo ./run.sh compare [--loopback | --vm] [--netem SPEC] [--bypass]
+                             [--workload busy|pingpong|connect] [--repeat N]
+                             [--servers LABEL,...] [--cpus auto | none | LIST]
+                             [--sweep threads=1,10,100 | --sweep size=64,1024]
                              [--out DIR] [BENCH-ARGS...]
 
-Starts each server this place can run, warms it up, runs bench with the
-same flags N times, stops it; then writes summary.md and the plots.
+Measures every server this place can run alike: N repetitions, the servers
+interleaved (each repetition in a rotated order), each run a fresh start of
+the server, a steady-state window and its CPU per echo. Then judges every
+difference against user (bench/judge: medians, 95% intervals, a verdict)
+and writes summary.md and the plots.
 
-  --netns        server and bench in two network namespaces over a veth
-                 pair: the "client on another machine" path
+Placement (recorded in meta.txt and every raw file):
+  default        two machines on one box: the server in the root namespace
+                 on its half of the CPUs, bench in a namespace of its own on
+                 the other half, joined by a veth pair; each end's receive
+                 processing (RPS) on its own side's CPUs, so the server's
+                 CPUs do what a server machine would, no more
+  --loopback     one network stack: bench and the server over 127.0.0.1,
+                 the loopback's receive processing on the server's CPUs
+                 (the server's CPUs then also receive the client's echoes)
   --vm           everything in the qemu guest, kecho included; with
                  --kernel VERSION (run.sh's), the guest's kernel
-  --netem SPEC   a lossy, slow network between them: tc netem SPEC ('loss
-                 1%', 'delay 10ms 2ms', 'loss 5% duplicate 1%
-                 reorder 25% delay 5ms') on both ends of a veth pair, the
-                 client in a namespace of its own, the server in the root
-                 one (kecho's listener lives there); implies --netns. The
-                 host kernel has no sch_netem: give --vm too
+  --netem SPEC   a lossy, slow link: tc netem SPEC ('loss 1%', 'delay 10ms
+                 2ms') on both ends of the veth. The host kernel has no
+                 sch_netem: give --vm too
   --bypass       the user server alone, without and with the sk_msg bypass
-                 (ebpf-echo/sockredir), bench in the bypass's cgroup
-  --repeat N     bench runs per server (default 3)
-  --sweep K=V,.. repeat the whole comparison for each value of threads or
-                 size, and plot latency and req/s against it
-  --cpus LIST    the server's CPUs (run.sh --cpus: its process and the
-                 loopback's receive processing); bench gets the others.
-                 auto (default): the first half of the CPUs, rounded up,
-                 on a machine with two or more, natively and in the guest;
-                 none: server and bench share every CPU (with --netns too)
-  --out DIR      results directory (default results/DATE-PLACE)
-  BENCH-ARGS     passed to every bench run (default: -t 1000 -r 10)
+                 (ebpf-echo/sockredir), bench in the bypass's cgroup; the
+                 bypass joins two sockets of one stack: implies --loopback
+
+What is measured:
+  --workload W   busy (default): 50 connections, each sending as fast as
+                 its echoes return; pingpong: one connection; connect: 1000
+                 clients, a new connection per request. Each runs a 1 s
+                 warm-up, not recorded, then 5 measured seconds (bench
+                 --warmup 1 -d 5)
+  --repeat N     runs per server (default 5; a verdict needs 3 or more)
+  --servers L,.. these variants only, in this order (run.sh list shows
+                 them); a label given twice is measured twice, the second
+                 time as LABEL-again: a check that the verdict finds no
+                 difference where there is none
+  --cpus LIST    the server's CPUs; bench gets the others. auto (default):
+                 the first half, rounded up; none: server and bench share
+                 every CPU (then CPU per echo counts the client's too)
+  --sweep K=V,.. the whole comparison for each value of threads or size
+  --out DIR      results directory (default results/DATE-PLACEMENT)
+  BENCH-ARGS     passed to every bench run instead of the workload's
 
 The last line printed is 'results: DIR'.
 EOF
@@ -98,16 +133,27 @@ compare_parse_args() {
 			compare_usage
 			exit 0
 			;;
-		--netns) [[ $PLACE == vm ]] || PLACE=netns ;;
-		--vm) PLACE=vm ;;
+		--netns) ;;	# the default placement; kept for old command lines
+		--loopback) PLACEMENT=loopback ;;
+		--vm) VM=1 ;;
 		--netem)
 			[[ ${2:-} =~ ^[a-z] ]] || usage_error "--netem needs tc netem's parameters, e.g. --netem 'loss 1%'"
 			NETEM=$2
-			SRV_NS=
-			[[ $PLACE == vm ]] || PLACE=netns
 			shift
 			;;
 		--bypass) COMPARE_BYPASS=1 ;;
+		--workload)
+			[[ -n ${WORKLOADS[${2:-none}]:-} ]] ||
+				usage_error "--workload: '${2:-}' is none of ${!WORKLOADS[*]}"
+			WORKLOAD=$2
+			shift
+			;;
+		--servers)
+			[[ ${2:-} =~ ^[a-z0-9-]+(,[a-z0-9-]+)*$ ]] ||
+				usage_error "--servers takes variant labels, e.g. user,uring (run.sh list)"
+			SERVER_LIST=$2
+			shift
+			;;
 		--repeat)
 			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--repeat needs a positive number"
 			REPEAT=$2
@@ -130,52 +176,51 @@ compare_parse_args() {
 			COMPARE_CPUS=$2
 			shift
 			;;
-		-p | --port | -H | --host | -o | --output | -l | --label)
+		-p | --port | -H | --host | -o | --output | -l | --label | --server-cpus)
 			usage_error "$1 is set by compare itself"
 			;;
 		*) BENCH_ARGS+=("$1") ;;
 		esac
 		shift
 	done
-	if ((COMPARE_BYPASS)) && [[ $PLACE == netns || -n $NETEM ]]; then
-		usage_error "--bypass joins two sockets of one network stack; it has nothing to bypass between namespaces (use it without --netns)"
+	if ((COMPARE_BYPASS)); then
+		[[ -z $NETEM ]] ||
+			usage_error "--bypass joins two sockets of one network stack; it has nothing to bypass over a veth (drop --netem)"
+		PLACEMENT=loopback
 	fi
-	((${#BENCH_ARGS[@]})) || BENCH_ARGS=(-t 1000 -r 10)
+	[[ -z $NETEM || $PLACEMENT == two-machine ]] ||
+		usage_error "--netem shapes the veth between two namespaces; it does not go with --loopback"
+	if ((${#BENCH_ARGS[@]})); then
+		[[ -z $WORKLOAD ]] || usage_error "--workload $WORKLOAD and bench arguments '${BENCH_ARGS[*]}': give one or the other"
+	else
+		WORKLOAD=${WORKLOAD:-$DEFAULT_WORKLOAD}
+		read -ra BENCH_ARGS <<<"${WORKLOADS[$WORKLOAD]}"
+	fi
+	plan >/dev/null	# --servers: unknown or misplaced variants end here
 	# bench judges its own flags (--help last: every flag is parsed first).
 	local err
 	err=$("$BENCH" "${BENCH_ARGS[@]}" --help 2>&1 >/dev/null) ||
 		usage_error "bad bench arguments '${BENCH_ARGS[*]}': ${err%%$'\n'*}"
 }
 
-# Resolves --cpus into SERVER_CPUS and CLIENT_PLACE (bench's --cpus).
-# Where the suite cannot steer the packets (--netns, a veth) auto splits
-# nothing: the kernel servers' work would stay on the client's CPUs.
+# Resolves --cpus into SERVER_CPUS, CLIENT_CPUS and CLIENT_PLACE.
 resolve_cpus() {
-	local n
-	n=$(nproc)
-	case $COMPARE_CPUS in
-	none) return 0 ;;
-	auto)
-		((n >= 2)) && [[ $PLACE != netns ]] || return 0
-		SERVER_CPUS=0
-		((n - n / 2 == 1)) || SERVER_CPUS=0-$((n - n / 2 - 1))
-		;;
-	*) SERVER_CPUS=$(parse_cpus "$COMPARE_CPUS") ;;
-	esac
-	CLIENT_PLACE=(--cpus "$(other_cpus "$SERVER_CPUS")")
-	[[ -n ${CLIENT_PLACE[1]} ]] ||
+	SERVER_CPUS=$(parse_cpus "$COMPARE_CPUS")
+	[[ -n $SERVER_CPUS ]] || return 0
+	CLIENT_CPUS=$(other_cpus "$SERVER_CPUS")
+	[[ -n $CLIENT_CPUS ]] ||
 		usage_error "--cpus $SERVER_CPUS leaves no CPU for bench (or use --cpus none)"
+	CLIENT_PLACE=(--cpus "$CLIENT_CPUS")
 }
 
 # ---- places -------------------------------------------------------------
 
-# in_ns NS CMD...: CMD in that namespace of ours with --netns, else (or
-# for NS empty: the root namespace) here.
-in_ns() {
-	local ns=$1
-	shift
-	if [[ $PLACE == netns && -n $ns ]]; then
-		nsenter --net="/run/netns/$ns" "$@"
+two_machine() { [[ $PLACEMENT == two-machine ]]; }
+
+# in_cli CMD...: CMD in the client's namespace (two machines), else here.
+in_cli() {
+	if two_machine; then
+		nsenter --net="/run/netns/$NS_CLI" "$@"
 	else
 		"$@"
 	fi
@@ -183,45 +228,61 @@ in_ns() {
 
 # The client also joins the server's fronts (the bypass's cgroup).
 in_client() {
-	if [[ $PLACE == netns ]]; then
-		in_ns "$NS_CLI" "$@"
+	if two_machine; then
+		in_cli "$@"
 	else
 		front_enter "$@"
 	fi
 }
 
 server_host() {
-	if [[ $PLACE == netns ]]; then echo "$NS_SRV_IP"; else echo 127.0.0.1; fi
+	if two_machine; then echo "$NS_SRV_IP"; else echo 127.0.0.1; fi
 }
 
+# rps_set NETNS DEV CPUS: DEV's receive processing on CPUS (RPS), seen from
+# NETNS's own sysfs ('' for the root namespace: ip netns exec mounts one).
+rps_set() {
+	local ns=$1 dev=$2 mask
+	mask=$(cpu_mask "$3")
+	if [[ -z $ns ]]; then
+		echo "$mask" >"/sys/class/net/$dev/queues/rx-0/rps_cpus"
+	else
+		ip netns exec "$ns" sh -c "echo $mask >/sys/class/net/$dev/queues/rx-0/rps_cpus"
+	fi
+}
+
+# netns_up: a fresh client namespace and veth pair for one run, so that no
+# run inherits another's TIME_WAIT sockets. The server's end stays in the
+# root namespace, where every server (kecho's listener too) lives.
 netns_up() {
 	netns_down
-	[[ -z $SRV_NS ]] || ip netns add "$SRV_NS"
 	ip netns add "$NS_CLI"
 	NETNS_UP=1
-	ip link add echolab-srv0 type veth peer name echolab-cli0
-	[[ -z $SRV_NS ]] || ip link set echolab-srv0 netns "$SRV_NS"
-	ip link set echolab-cli0 netns "$NS_CLI"
-	in_ns "$SRV_NS" ip addr add "$NS_SRV_IP/30" dev echolab-srv0
-	ip -n "$NS_CLI" addr add "$NS_CLI_IP/30" dev echolab-cli0
-	in_ns "$SRV_NS" ip link set lo up
+	ip link add "$VETH_SRV" type veth peer name "$VETH_CLI"
+	ip link set "$VETH_CLI" netns "$NS_CLI"
+	ip addr add "$NS_SRV_IP/30" dev "$VETH_SRV"
+	ip -n "$NS_CLI" addr add "$NS_CLI_IP/30" dev "$VETH_CLI"
 	ip -n "$NS_CLI" link set lo up
-	in_ns "$SRV_NS" ip link set echolab-srv0 up
-	ip -n "$NS_CLI" link set echolab-cli0 up
-	# Off loopback, TIME_WAIT reuse is off by default; 1000 x 10 rounds
-	# x 3 repetitions would run out of ports. This namespace is ours.
-	nsenter --net="/run/netns/$NS_CLI" sysctl -qw net.ipv4.tcp_tw_reuse=1
-	local how=
-	[[ -z $NETEM ]] || { netem_up; how=", netem ($NETEM) each way"; }
-	say "netns: ${SRV_NS:-the root namespace} ($NS_SRV_IP) <-veth-> $NS_CLI ($NS_CLI_IP)$how"
+	ip link set "$VETH_SRV" up
+	ip -n "$NS_CLI" link set "$VETH_CLI" up
+	# Off loopback, TIME_WAIT reuse is off by default; a connection per
+	# request for seconds would run out of ports. This namespace is ours.
+	in_cli sysctl -qw net.ipv4.tcp_tw_reuse=1
+	if [[ -n $SERVER_CPUS ]]; then
+		# What arrives at each end is received on that end's CPUs: the
+		# echo's receive work on the client's, as on another machine.
+		rps_set '' "$VETH_SRV" "$SERVER_CPUS"
+		rps_set "$NS_CLI" "$VETH_CLI" "$CLIENT_CPUS"
+	fi
+	[[ -z $NETEM ]] || netem_up
 }
 
 # netem_up: NETEM on both ends' egress, so that each direction gets it.
 netem_up() {
 	local err
 	# shellcheck disable=SC2086 # NETEM: tc's words
-	if ! err=$(in_ns "$SRV_NS" tc qdisc add dev echolab-srv0 root netem $NETEM 2>&1) ||
-		! err=$(in_ns "$NS_CLI" tc qdisc add dev echolab-cli0 root netem $NETEM 2>&1); then
+	if ! err=$(tc qdisc add dev "$VETH_SRV" root netem $NETEM 2>&1) ||
+		! err=$(in_cli tc qdisc add dev "$VETH_CLI" root netem $NETEM 2>&1); then
 		if [[ $err == *"qdisc kind is unknown"* ]]; then
 			die "netem: this kernel ($(uname -r)) has no sch_netem; run it in the qemu guest: sudo ./run.sh compare --vm --netem '$NETEM'"
 		fi
@@ -230,20 +291,39 @@ netem_up() {
 }
 
 netns_down() {
-	ip netns del "$NS_SRV" 2>/dev/null || true
 	ip netns del "$NS_CLI" 2>/dev/null || true
-	# With --netem the server's end is in the root namespace.
-	ip link del echolab-srv0 2>/dev/null || true
+	ip link del "$VETH_SRV" 2>/dev/null || true
 	NETNS_UP=
 }
 
-# ---- one server -----------------------------------------------------------
+placement_text() {
+	local how
+	if two_machine; then
+		how="two machines on one box: the server in the root namespace ($NS_SRV_IP), bench in namespace $NS_CLI ($NS_CLI_IP), a veth pair between them, a fresh client namespace for every run"
+		[[ -z $NETEM ]] || how+=", tc netem '$NETEM' on both ends"
+		if [[ -n $SERVER_CPUS ]]; then
+			how+="; the server and its veth end's receive processing (RPS) on CPUs $SERVER_CPUS, bench and its end's on CPUs $CLIENT_CPUS"
+		else
+			how+="; server and bench share every CPU"
+		fi
+	else
+		how="loopback: bench and the server in one network stack over 127.0.0.1"
+		if [[ -n $SERVER_CPUS ]]; then
+			how+="; the server and the loopback's receive processing (both directions') on CPUs $SERVER_CPUS, bench on CPUs $CLIENT_CPUS"
+		else
+			how+="; server and bench share every CPU"
+		fi
+	fi
+	echo "$how"
+}
 
-# Waits until the client side has room for another full run of connections.
+# ---- one run ----------------------------------------------------------------
+
+# Waits until the client side has room for another full run of connections
+# (loopback only: two machines get a fresh client namespace every run).
 # shellcheck disable=SC2016 # an awk program, not shell
 time_wait() {
-	in_ns "$NS_CLI" awk '/^TCP:/ { for (i = 2; i < NF; i++) if ($i == "tw") print $(i + 1) }' \
-		/proc/net/sockstat
+	awk '/^TCP:/ { for (i = 2; i < NF; i++) if ($i == "tw") print $(i + 1) }' /proc/net/sockstat
 }
 
 drain_time_wait() {
@@ -257,48 +337,141 @@ drain_time_wait() {
 	say "warning: still $n TIME_WAIT sockets after ${TW_WAIT_S}s; going on"
 }
 
-# bench_run SERVER FILE EXTRA-ARGS...: one measured run, summary to stdout.
+# The CPUs whose busy time is the server's (bench --server-cpus): its own,
+# or every CPU for a variant whose work runs anywhere (kecho's unbound
+# workqueue: there the figure includes the client's CPUs, and says so).
+server_cpu_scope() {
+	if [[ $(variant_get "$1" cpu_scope) == all || -z $SERVER_CPUS ]]; then
+		echo "0-$(($(nproc) - 1))"
+	else
+		echo "$SERVER_CPUS"
+	fi
+}
+
+# bench_run LABEL FILE EXTRA-ARGS...: one measured run, summary to stdout.
 bench_run() {
-	local server=$1 file=$2
+	local label=$1 file=$2
 	shift 2
-	in_client "$BENCH" -H "$(server_host)" -p "$PORT" -l "$server" -o "$file" \
-		--meta "where=$WHERE" ${SERVER_CPUS:+--meta "server_cpus=$SERVER_CPUS"} \
+	in_client "$BENCH" -H "$(server_host)" -p "$PORT" -l "$label" -o "$file" \
+		--server-cpus "$(server_cpu_scope "${label%-again}")" \
+		--meta "where=$WHERE" --meta "placement=$PLACEMENT" \
+		--meta "workload=${WORKLOAD:-custom}" \
 		${NETEM:+--meta "netem=$NETEM"} \
 		"${CLIENT_PLACE[@]}" "${BENCH_ARGS[@]}" "$@" || true
 }
 
-# measure_server LABEL SERVER [START-OPTIONS...]: fails (after saying why)
-# when the server does not start.
-measure_server() {
-	local label=$1 server=$2 rep file tag v
-	local args=() place=()
-	shift 2
-	[[ $PLACE != netns || -z $SRV_NS ]] || place+=(--netns "$SRV_NS")
+# run_one LABEL SERVER REP TAG [BENCH-ARGS... --] [START-OPTIONS...]: a
+# fresh start of the server, a warm-up, one measured run (REP 0: not
+# recorded), a stop. Fails (after saying why) when the server does not
+# start.
+run_one() {
+	local label=$1 server=$2 rep=$3 tag=$4 extra=() place=()
+	shift 4
+	while (($#)) && [[ $1 != -- ]]; do extra+=("$1"); shift; done
+	shift
 	[[ -z $SERVER_CPUS ]] || place+=(--cpus "$SERVER_CPUS")
+	if two_machine; then netns_up; else drain_time_wait; fi
 	# A subshell: a server that cannot start ends it, not the comparison.
-	(server_start "$server" --port "$PORT" "${place[@]}" "$@") 2>&1 | sed 's/^/  /'
-	((PIPESTATUS[0] == 0)) || return 1
+	(server_start "$server" --port "$PORT" "${place[@]}" "$@") 2>&1 | sed 's/^/    /'
+	((PIPESTATUS[0] == 0)) || { netns_down; return 1; }
 	RUNNING=$server
-	# Warm-up: caches, page cache, BPF JIT, accept queue; not recorded.
+	# Warm-up: caches, BPF JIT, the accept queue; not recorded. The
+	# measured run has a warm-up of its own too (--warmup).
 	in_client "$BENCH" -H "$(server_host)" -p "$PORT" "${CLIENT_PLACE[@]}" -t 10 -r 10 -q \
 		-o /dev/null >/dev/null || say "warning: the warm-up against $label had failures"
+	if ((rep == 0)); then
+		bench_run "$label" /dev/null "${extra[@]}" -q >/dev/null
+	else
+		bench_run "$label" "$OUT/$label$tag-$rep.tsv" --meta "repeat=$rep" "${extra[@]}" -q |
+			tee -a "$OUT/summaries.txt" | sed 's/^/    /'
+	fi
+	(server_stop) 2>&1 | sed 's/^/    /'
+	RUNNING=
+	[[ -z $NETNS_UP ]] || netns_down
+}
+
+# plan: "label server [start options]" per variant to measure, in order.
+plan() {
+	local want label server args
+	declare -A seen=() known=()
+	if [[ -z $SERVER_LIST ]]; then
+		if ((COMPARE_BYPASS)); then bypass_variants; else variants; fi
+		return
+	fi
+	while read -r label server args; do
+		known[$label]="$server $args"
+	done < <(all_variants)
+	for want in ${SERVER_LIST//,/ }; do
+		[[ -n ${known[$want]:-} ]] ||
+			usage_error "--servers: no variant '$want' (run.sh list shows them)"
+		if [[ $(variant_get "$want" bypass) == 1 ]] && two_machine; then
+			usage_error "--servers: $want needs one network stack: add --loopback or --bypass"
+		fi
+		label=$want
+		[[ -z ${seen[$want]:-} ]] || label=$want-again
+		[[ -z ${seen[$label]:-} ]] || usage_error "--servers: $want given more than twice"
+		seen[$label]=1
+		echo "$label ${known[$want]}"
+	done
+}
+
+# measure_all: REPEAT rounds over the servers, each round in a rotated
+# order (ABCD, BCDA, ...): no server always runs first, or always after
+# the same one, and a drift over the comparison hits every server alike.
+measure_all() {
+	local entries=() ok=() e label server args why v tag i k n rep total done_runs=0
+	local sweep_args=()
+	declare -A failed=()
+	mapfile -t entries < <(plan)
+	for e in "${entries[@]}"; do
+		read -r label server args <<<"$e"
+		# shellcheck disable=SC2086 # args: zero or more start options
+		why=$(server_unavailable "$server" $args)
+		if [[ -n $why ]]; then
+			say "$label: not measured here: $why"
+			SKIPPED+=("\`$label\`: $why")
+		else
+			ok+=("$e")
+		fi
+	done
+	n=${#ok[@]}
+	((n)) || return 0
+	total=$((n * REPEAT * ${#SWEEP_VALUES[@]}))
+	((total)) || total=$((n * REPEAT))
 	for v in "${SWEEP_VALUES[@]:-}"; do
-		args=()
+		sweep_args=()
 		tag=
 		if [[ -n $SWEEP_KEY ]]; then
-			args=("--$SWEEP_KEY" "$v" --meta "sweep=$SWEEP_KEY" --meta "sweep_value=$v")
+			sweep_args=("--$SWEEP_KEY" "$v" --meta "sweep=$SWEEP_KEY" --meta "sweep_value=$v")
 			tag=-$SWEEP_KEY$v
 		fi
+		# The first run after a quiet spell is slower than the rest (the
+		# issue's runs: user's first of three was its slowest in every
+		# directory): one unrecorded run of the whole workload first.
+		read -r label server args <<<"${ok[0]}"
+		say "warm-up: one unrecorded run of $label${tag:+ ($SWEEP_KEY=$v)}"
+		# shellcheck disable=SC2086 # args: zero or more start options
+		run_one "$label" "$server" 0 "$tag" "${sweep_args[@]}" -- $args || true
 		for ((rep = 1; rep <= REPEAT; rep++)); do
-			drain_time_wait
-			file=$OUT/$label$tag-$rep.tsv
-			say "$label${tag:+ ($SWEEP_KEY=$v)}: run $rep of $REPEAT"
-			bench_run "$label" "$file" --meta "repeat=$rep" "${args[@]}" -q |
-				tee -a "$OUT/summaries.txt"
+			for ((k = 0; k < n; k++)); do
+				i=$(((k + rep - 1) % n))
+				read -r label server args <<<"${ok[i]}"
+				done_runs=$((done_runs + 1))
+				[[ -z ${failed[$label]:-} ]] || continue
+				say "run $done_runs of $total: $label${tag:+ ($SWEEP_KEY=$v)}, repetition $rep of $REPEAT"
+				# shellcheck disable=SC2086 # args: zero or more start options
+				if ! run_one "$label" "$server" "$rep" "$tag" "${sweep_args[@]}" -- $args; then
+					say "$label: did not start (its message is above); left out from here on"
+					failed[$label]=1
+					SKIPPED+=("\`$label\`: did not start here; \`sudo ./run.sh $server\` shows why")
+				fi
+			done
 		done
 	done
-	(server_stop) 2>&1 | sed 's/^/  /'
-	RUNNING=
+	for e in "${ok[@]}"; do
+		read -r label _ <<<"$e"
+		[[ -n ${failed[$label]:-} ]] || MEASURED+=("$label")
+	done
 }
 
 # ---- the record -----------------------------------------------------------
@@ -308,21 +481,27 @@ write_meta() {
 	{
 		echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 		echo "place=$WHERE"
+		echo "placement=$PLACEMENT: $(placement_text)"
 		echo "kernel=$(uname -r)"
 		echo "cpu=$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n1)"
 		echo "cores=$(nproc)"
 		echo "memory=$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+		echo "workload=${WORKLOAD:-custom}"
 		echo "bench_args=${BENCH_ARGS[*]}"
-		echo "repeat=$REPEAT"
+		echo "repeat=$REPEAT (interleaved: each repetition runs every server once, in a rotated order)"
 		[[ -z $SWEEP_KEY ]] || echo "sweep=$SWEEP_KEY=$(IFS=,; echo "${SWEEP_VALUES[*]}")"
 		echo "client=$(client_mode)"
 		[[ -z $NETEM ]] || echo "netem=$NETEM (tc netem, on both ends of the veth)"
 		((COMPARE_BYPASS)) && echo "bypass=user-bypass: ebpf-echo/sockredir (sk_msg), server and bench in its cgroup"
 		echo "nofile=$(ulimit -Sn)/$(ulimit -Hn)"
-		echo "somaxconn=$(in_ns "$SRV_NS" sysctl -n net.core.somaxconn) (run.sh raises it to >= 4096 while a server runs)"
-		echo "tcp_max_syn_backlog=$(in_ns "$SRV_NS" sysctl -n net.ipv4.tcp_max_syn_backlog) (likewise)"
-		echo "ip_local_port_range=$(in_ns "$NS_CLI" sysctl -n net.ipv4.ip_local_port_range | tr '\t' -)"
-		echo "tcp_tw_reuse=$(in_ns "$NS_CLI" sysctl -n net.ipv4.tcp_tw_reuse)"
+		echo "somaxconn=$(sysctl -n net.core.somaxconn) (run.sh raises it to >= 4096 while a server runs)"
+		echo "tcp_max_syn_backlog=$(sysctl -n net.ipv4.tcp_max_syn_backlog) (likewise)"
+		echo "ip_local_port_range=$(sysctl -n net.ipv4.ip_local_port_range | tr '\t' -)"
+		if two_machine; then
+			echo "tcp_tw_reuse=1 (the client's namespace)"
+		else
+			echo "tcp_tw_reuse=$(sysctl -n net.ipv4.tcp_tw_reuse)"
+		fi
 		echo "git=${ECHOLAB_GIT:-$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)}"
 	} >"$f"
 }
@@ -330,75 +509,84 @@ write_meta() {
 # How bench's load threads ran, from its flags (bench's defaults: closed
 # loop, SCHED_IDLE).
 client_mode() {
-	local loop=closed-loop sched="SCHED_IDLE (the server gets the CPUs)" i
+	local loop=closed-loop sched="SCHED_IDLE" i
 	for ((i = 0; i < ${#BENCH_ARGS[@]}; i++)); do
 		case ${BENCH_ARGS[i]} in
 		-R | --rate) loop="open-loop at ${BENCH_ARGS[i + 1]:-?} req/s" ;;
 		--sched) [[ ${BENCH_ARGS[i + 1]:-} != normal ]] || sched="normal priority" ;;
 		esac
 	done
-	echo -n "$loop, load threads at $sched"
-	if [[ -n $SERVER_CPUS ]]; then
-		echo ", on CPUs ${CLIENT_PLACE[1]}; the server on CPUs $SERVER_CPUS with the loopback's receive processing"
-	else
-		echo ", server and client sharing every CPU"
-	fi
+	echo "$loop, load threads at $sched"
 }
 
-# summary.md: pooled repetitions per server, ratios to user; the server's
-# time (arrival_us) when every sample has one, and the client's (rtt_us).
-write_summary() {
-	local f=$OUT/summary.md s line v prefix title
-	declare -A lines=()
-	local unstamped=()
-	for v in "${SWEEP_VALUES[@]:-}"; do
-		for s in "${MEASURED[@]}"; do
-			line=$(pooled_summary "$s" "$v")
-			[[ -n $line ]] || continue
-			lines[$s.$v]=$line
-			[[ $(field "$line" arrival_n) == "$(field "$line" ok)" ]] ||
-				unstamped+=("$s${SWEEP_KEY:+ at $SWEEP_KEY=$v}: $(field "$line" arrival_n) of $(field "$line" ok)")
-		done
+# run_files LABEL SWEEP-VALUE: its raw files, one per run.
+run_files() {
+	local f
+	for f in "$OUT/$1${SWEEP_KEY:+-$SWEEP_KEY$2}"-[0-9]*.tsv{,.gz}; do
+		[[ -e $f ]] && echo "$f"
 	done
+}
+
+# summary.md: the verdicts first (bench/judge over the per-run figures),
+# then CPU per echo by kind and the pooled response times for reference.
+write_summary() {
+	local f=$OUT/summary.md s v base files=() line
+	base=user
+	[[ " ${MEASURED[*]} " == *" user "* ]] || base=${MEASURED[0]:-user}
 	{
-		echo "# $(sed -n 's/^place=//p' "$OUT/meta.txt") comparison, $(date -u +%Y-%m-%d)"
+		echo "# $WHERE comparison, $(date -u +%Y-%m-%d)"
 		echo
-		echo "Kernel $(uname -r), $(nproc) cores. bench ${BENCH_ARGS[*]}; $REPEAT run(s) per server,"
-		echo "pooled; $(client_mode); times in microseconds. Ratios are to"
-		echo "\`user\` measured in the same run (below 1 is faster for latency, above 1"
-		echo "is more requests/s). Server side: from the send until the echo reached"
-		echo "the client's kernel (its receive timestamp, arrival_us). Client side:"
-		echo "until recv() returned it (rtt_us), the client's own delay included;"
-		echo "\"client waited\" is the share of the load threads' time spent waiting"
-		echo "for a CPU; \"client-bound\" counts the runs where bench found that the"
-		echo "client, not the server, was the bottleneck: there the server side is"
-		echo "short because the client kept requests from reaching the server."
+		echo "Kernel $(uname -r), $(nproc) cores. Workload ${WORKLOAD:-custom}: bench ${BENCH_ARGS[*]}"
+		echo "($(client_mode)). Placement: $(placement_text)."
+		echo "$REPEAT runs per server, interleaved (each repetition runs every server"
+		echo "once, in a rotated order), each a fresh start of the server. Times in"
+		echo "microseconds; CPU per echo is microseconds of CPU time per echoed message"
+		echo "in the measured window (netperf's service demand), from /proc/stat."
 		echo
 		for v in "${SWEEP_VALUES[@]:-}"; do
 			[[ -z $SWEEP_KEY ]] || { echo "## $SWEEP_KEY = $v"; echo; }
-			for prefix in arrival_ ''; do
-				if [[ -n $prefix ]]; then
-					title="Server side (arrival_us)"
-					if ((${#unstamped[@]})); then
-						echo "Server side: not every echo was stamped by the kernel (the sk_msg"
-						echo "bypass hands the client no skb; bench's stderr says why), so only the"
-						printf 'client side is compared. Stamped: %s.\n' "$(join '; ' "${unstamped[@]}")"
-						echo
-						continue
-					fi
-				else
-					title="Client side (rtt_us)"
-				fi
-				echo "$title:"
-				echo
-				echo "| server | samples | failed | p50 | p90 | p99 | p99.9 | max | req/s | p50/user | p99/user | req/s/user | client waited | client-bound |"
-				echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-				for s in "${MEASURED[@]}"; do
-					[[ -n ${lines[$s.$v]:-} ]] || continue
-					echo "| $s | $(summary_row "$prefix" "${lines[$s.$v]}" "${lines[user.$v]:-}") |"
-				done
-				echo
+			files=()
+			for s in "${MEASURED[@]}"; do
+				mapfile -t -O "${#files[@]}" files < <(run_files "$s" "$v")
 			done
+			((${#files[@]})) || continue
+			echo "### Verdicts against $base"
+			echo
+			"$JUDGE" --baseline "$base" --markdown "${files[@]}" ||
+				echo "(bench/judge could not judge these runs: its message is in compare's output)"
+			echo
+			echo "### CPU per echo, by kind (all runs pooled)"
+			echo
+			echo "| server | server CPU | usr | sys | softirq | irq | CPUs counted | client CPU |"
+			echo "|---|---|---|---|---|---|---|---|"
+			for s in "${MEASURED[@]}"; do
+				mapfile -t files < <(run_files "$s" "$v")
+				((${#files[@]})) || continue
+				line=$("$BENCH" --summarize "${files[@]}")
+				echo "| $s | $(cpu_row "$line") |"
+			done
+			echo
+			if [[ " ${MEASURED[*]} " == *" kecho-unbound "* ]]; then
+				echo "kecho-unbound's work items run on any CPU (an unbound workqueue), so its"
+				echo "CPU per echo counts every CPU, the client's included: it is an upper"
+				echo "bound, not comparable with the others' server-only figure."
+				echo
+			fi
+			echo "### Response times (all runs pooled, for reference; the verdicts above judge)"
+			echo
+			echo "Server side: send -> the echo reached the client's kernel (arrival_us);"
+			echo "client side: -> recv() returned it (rtt_us). Client-bound runs, where bench"
+			echo "found the client was the bottleneck, are left out of the verdicts' latency"
+			echo "and req/s; here they are counted."
+			echo
+			echo "| server | runs | client-bound | samples | failed | server p50 | server p99 | client p50 | client p99 | req/s |"
+			echo "|---|---|---|---|---|---|---|---|---|---|"
+			for s in "${MEASURED[@]}"; do
+				mapfile -t files < <(run_files "$s" "$v")
+				((${#files[@]})) || continue
+				echo "| $s | ${#files[@]} | $(client_bound "${files[@]}") | $(latency_row "$("$BENCH" --summarize "${files[@]}")") |"
+			done
+			echo
 		done
 		if ((${#SKIPPED[@]})); then
 			echo "Not measured here:"
@@ -408,43 +596,49 @@ write_summary() {
 		fi
 		local dir=${OUT#"$ROOT"/results/}
 		[[ $dir != /* ]] || dir="this directory"	# the guest's /out
-		echo "Raw files: \`SERVER[-SWEEP]-RUN.tsv\`; redraw with \`make plots RESULTS=$dir\`."
+		echo "Raw files: \`SERVER[-SWEEP]-RUN.tsv\`; redraw with \`make plots RESULTS=$dir\`,"
+		echo "judge again with \`bench/judge --markdown FILE...\`."
 	} >"$f"
 }
 
-# pooled_summary LABEL SWEEP-VALUE: bench's summary line over its runs,
-# and how many of them bench found client-bound (client_bound_runs=K/N).
-pooled_summary() {
-	local files=() f bound=0
-	for f in "$OUT/$1${SWEEP_KEY:+-$SWEEP_KEY$2}"-[0-9]*.tsv{,.gz}; do
-		[[ -e $f ]] || continue
-		files+=("$f")
-		! raw_cat "$f" | grep -q '^# bottleneck=client$' || bound=$((bound + 1))
+# client_bound FILE...: how many of these runs bench found client-bound.
+client_bound() {
+	local f n=0
+	for f; do
+		! raw_cat "$f" | grep -q '^# bottleneck=client$' || n=$((n + 1))
 	done
-	((${#files[@]} == 0)) ||
-		echo "$("$BENCH" --summarize "${files[@]}") client_bound_runs=$bound/${#files[@]}"
+	echo "$n"
 }
 
-# summary_row PREFIX LINE BASE: one table row from a summary line and the
-# user baseline's; PREFIX arrival_ picks the server-side percentiles.
-summary_row() {
-	awk -v p="$1" -v base="$3" '
+# cpu_row LINE: CPU per echo by kind from a summary line.
+cpu_row() {
+	awk '
 	function parse(s, m,   i, kv, n, f) {
 		n = split(s, f, " ")
 		for (i = 2; i <= n; i++) { split(f[i], kv, "="); m[kv[1]] = kv[2] }
 	}
-	function ratio(a, b) { return (b + 0 > 0 && a != "nan") ? sprintf("%.2f", a / b) : "-" }
-	function share(x) { return (x == "" || x == "nan") ? "-" : sprintf("%.0f%%", 100 * x) }
+	function v(k) { return (k in m && m[k] != "nan") ? sprintf("%.2f", m[k]) : "-" }
 	{
 		parse($0, m)
-		if (base != "") parse(base, u)
-		printf "%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s",
-			m["samples"], m["failed"], m[p "p50_us"], m[p "p90_us"], m[p "p99_us"],
-			m[p "p999_us"], m[p "max_us"], m["rps"],
-			ratio(m[p "p50_us"], u[p "p50_us"]), ratio(m[p "p99_us"], u[p "p99_us"]),
-			ratio(m["rps"], u["rps"]), share(m["client_rq_share"]),
-			m["client_bound_runs"]
-	}' <<<"$2"
+		printf "%s | %s | %s | %s | %s | %s | %s", v("server_cpu_us_per_echo"), v("server_usr_us_per_echo"),
+			v("server_sys_us_per_echo"), v("server_softirq_us_per_echo"), v("server_irq_us_per_echo"),
+			("server_cpus" in m ? m["server_cpus"] : "-"), v("client_cpu_us_per_echo")
+	}' <<<"$1"
+}
+
+# latency_row LINE: samples, failures, percentiles and req/s.
+latency_row() {
+	awk '
+	function parse(s, m,   i, kv, n, f) {
+		n = split(s, f, " ")
+		for (i = 2; i <= n; i++) { split(f[i], kv, "="); m[kv[1]] = kv[2] }
+	}
+	function v(k) { return (k in m && m[k] != "nan" && m[k] != "") ? m[k] : "-" }
+	{
+		parse($0, m)
+		printf "%s | %s | %s | %s | %s | %s | %s", v("samples"), v("failed"),
+			v("arrival_p50_us"), v("arrival_p99_us"), v("p50_us"), v("p99_us"), v("rps")
+	}' <<<"$1"
 }
 
 # Stops what we started: the server, the namespaces. Safe to call twice.
@@ -479,41 +673,26 @@ compare_in_guest() {
 }
 
 main() {
-	local label server args why
-	[[ -x $BENCH ]] || make -C "$ROOT" --no-print-directory bench >/dev/null
+	[[ -x $BENCH && -x $JUDGE ]] || make -C "$ROOT" --no-print-directory bench >/dev/null
 	compare_parse_args "$@"
 	need_root compare
-	WHERE=${ECHOLAB_WHERE:-$PLACE}
-	[[ $PLACE == vm ]] || resolve_cpus	# the guest resolves its own
+	WHERE=${ECHOLAB_WHERE:-native}
+	((VM)) || resolve_cpus	# the guest resolves its own
 	# The guest's kernel in the name when one was picked (run.sh --kernel).
-	OUT=${OUT:-$ROOT/results/$(date +%Y%m%d-%H%M%S)-$PLACE${ECHOLAB_KERNEL:+-$ECHOLAB_KERNEL}}
-	[[ $PLACE != vm ]] || compare_in_guest
+	local where_to=$PLACEMENT
+	((VM)) && where_to=vm
+	OUT=${OUT:-$ROOT/results/$(date +%Y%m%d-%H%M%S)-$where_to${ECHOLAB_KERNEL:+-$ECHOLAB_KERNEL}}
+	((VM == 0)) || compare_in_guest
 	mkdir -p "$OUT"
 	: >"$OUT/summaries.txt"
 	trap compare_interrupted INT TERM
 	trap compare_cleanup EXIT	# an error must not leave a server or a namespace
-	[[ $PLACE != netns ]] || netns_up
 	write_meta
+	say "placement: $(placement_text)"
 
 	MEASURED=()
 	SKIPPED=()
-	while read -r label server args; do
-		# shellcheck disable=SC2086 # args: zero or more start options
-		why=$(server_unavailable "$server" $args)
-		if [[ -n $why ]]; then
-			say "$label: not measured here: $why"
-			SKIPPED+=("\`$label\`: $why")
-			continue
-		fi
-		say "$label: start"
-		# shellcheck disable=SC2086 # args: zero or more start options
-		if ! measure_server "$label" "$server" $args; then
-			say "$label: did not start (its message is above)"
-			SKIPPED+=("\`$label\`: did not start here; \`sudo ./run.sh $server\` shows why")
-			continue
-		fi
-		MEASURED+=("$label")
-	done < <(if ((COMPARE_BYPASS)); then bypass_variants; else variants; fi)
+	measure_all
 	trap - INT TERM
 	compare_cleanup
 

@@ -78,7 +78,19 @@ cpu_list_ok() {
 }
 
 # parse_cpus LIST: LIST, or a usage error naming --cpus.
+# auto: the first half of the CPUs, rounded up (none on a 1-CPU machine);
+# all or none: no placement (empty).
 parse_cpus() {
+	local n
+	case $1 in
+	auto)
+		n=$(nproc)
+		((n >= 2)) || return 0
+		if ((n - n / 2 == 1)); then echo 0; else echo "0-$((n - n / 2 - 1))"; fi
+		return 0
+		;;
+	all | none) return 0 ;;
+	esac
 	cpu_list_ok "$1" ||
 		usage_error "--cpus: '$1' is not a list of this machine's CPUs (0-$(($(nproc) - 1)), e.g. 0 or 0-1)"
 	echo "$1"

@@ -16,6 +16,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/registry.sh"
 STATE_DIR=${ECHOLAB_STATE_DIR:-/run/echolab}
 SERVER_LOG=$STATE_DIR/server.log
 BENCH=$ECHOLAB_ROOT/bench/bench
+JUDGE=$ECHOLAB_ROOT/bench/judge
 DEFAULT_PORT=12345
 READY_TIMEOUT_S=5	# a server must answer an echo within this
 STOP_TIMEOUT_S=5	# SIGTERM grace period before SIGKILL
@@ -245,7 +246,7 @@ server_start() {
 			shift 2
 			;;
 		--cpus)
-			[[ -n ${2:-} ]] || usage_error "--cpus needs a CPU list, e.g. 0 or 0-1"
+			[[ -n ${2:-} ]] || usage_error "--cpus needs a CPU list (e.g. 0 or 0-1), auto or all"
 			cpus=$(parse_cpus "$2")
 			shift 2
 			;;

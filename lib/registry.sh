@@ -26,10 +26,13 @@
 #       how its clients reach it (the sk_msg bypass); run.sh's --FLAG
 #       starts it with the server; TEXT says why it serves no other
 #   variant LABEL order=N colour=#RRGGBB [server=NAME] [args="START-OPTIONS"] [bypass=1]
+#           [cpu_scope=all]
 #       one thing compare measures and the plots draw, in the order N and
 #       the colour given; of the server declared last unless server= says;
 #       args are run.sh's start options (-- SERVER-ARGS, a front's --FLAG);
-#       bypass=1: only with compare --bypass
+#       bypass=1: only with compare --bypass; cpu_scope=all: its work runs
+#       on any CPU, whatever run.sh --cpus says, so its CPU per echo counts
+#       every CPU
 #
 # and, where one differs from the default, hooks named NAME_HOOK. A server's:
 #

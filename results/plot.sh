@@ -12,11 +12,17 @@
 # the client's kernel: the server's time), rtt (send -> recv() returned:
 # what the client saw) or auto (default: arrival when every ok sample has
 # one, else rtt). Writes into DIR:
-#   boxplot.png        response time per server (the study's main figure)
+#   boxplot.png        response time per server, each server's p50 verdict
+#                      against user under its name (bench/judge)
+#   cpu.png            server CPU per echo by kind (usr, sys, softirq,
+#                      irq), the client's beside it, the verdicts under
+#                      the names; when the raw files carry it
 #   cdf.png            response-time CDF, log axis
 #   scatter-NAME.png   thread id against response time, one per server
 #   sweep-latency.png, sweep-rps.png   when the files come from a --sweep
-# Nothing is run; the same server has the same place and colour everywhere.
+# A run bench found client-bound (the client held the requests back) is
+# named in every title. Nothing is run; the same server has the same place
+# and colour everywhere.
 set -euo pipefail
 
 # Each server's variants, their plot order and colours (servers/*.sh).
@@ -25,6 +31,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/registry.sh"
 prog_name plot.sh
 ROOT=$ECHOLAB_ROOT
 BENCH=$ROOT/bench/bench
+JUDGE=$ROOT/bench/judge
 RUNS=${ECHOLAB_RUNS_DIR:-$ROOT/results/runs}
 METRIC=${METRIC:-auto}
 
@@ -130,6 +137,10 @@ main() {
 	netns) where="netns (client and server over veth)" ;;
 	"") where="native" ;;
 	esac
+	case $(meta "$first" placement) in
+	two-machine) where="$where, two machines on one box (veth)" ;;
+	loopback) where="$where, loopback" ;;
+	esac
 	kernel=$(meta "$first" kernel)
 	# A swept parameter is named with all its values, not the first file's.
 	local threads size key values f
@@ -173,6 +184,13 @@ main() {
 		echo "$s: $(wc -l <"$tmp/$s.dat") samples from ${files[*]##*/}"
 	done
 
+	bound_note=$(client_bound_note "$dir")	# global: plot_cpu reads it
+	if [[ -n $bound_note ]]; then
+		title="$title\n$bound_note"
+		echo "note: $bound_note"
+	fi
+	verdicts "$dir"
+
 	# A log axis when the samples span more than two decades.
 	logy=$(cat "$tmp"/*.dat | awk -F'\t' 'NR == 1 || $2 < min { min = $2 }
 		$2 > max { max = $2 } END { print (min > 0 && max / min > 100) }')
@@ -187,11 +205,7 @@ main() {
 		echo "set style fill solid 0.5 border -1"
 		echo "set boxwidth 0.5"
 		echo "set key off"
-		printf "set xtics ("
-		for i in "${!servers[@]}"; do
-			printf "%s'%s' %d" "$([[ $i -gt 0 ]] && echo ', ')" "${servers[i]}" $((i + 1))
-		done
-		echo ")"
+		xtics p50
 		echo "set xrange [0.5:${#servers[@]}.5]"
 		printf "plot "
 		for i in "${!servers[@]}"; do
@@ -235,7 +249,90 @@ main() {
 
 	plot_sweep "$dir" "$tmp"
 	n=$((${#servers[@]} + 2))
+	! plot_cpu "$dir" || n=$((n + 1))
 	echo "plots: $n PNG files in $dir ($metric: $what)"
+}
+
+# client_bound_note DIR: which drawn runs bench found client-bound (its
+# '# bottleneck=client', after the rows), or nothing.
+client_bound_note() {
+	local dir=$1 s f n total parts=()
+	for s in "${servers[@]}"; do
+		n=0
+		total=0
+		for f in $(files_of "$dir" "$s"); do
+			total=$((total + 1))
+			! gzip -dcf "$f" | grep -q '^# bottleneck=client$' || n=$((n + 1))
+		done
+		((n == 0)) || parts+=("$s $n of $total")
+	done
+	((${#parts[@]})) || return 0
+	echo "CLIENT-BOUND runs ($(join ', ' "${parts[@]}")): the client held requests back; their latency is the client's, not the server's"
+}
+
+# verdicts DIR: VERDICT[server.figure] = "ratio [lo, hi] verdict" from
+# bench/judge, for the servers of a comparison (3 runs or more each).
+declare -A VERDICT=()
+verdicts() {
+	local dir=$1 s files=() line label figure
+	hand_runs "$dir" && return 0	# one run per server: nothing to judge
+	[[ -x $JUDGE ]] || return 0
+	for s in "${servers[@]}"; do mapfile -t -O "${#files[@]}" files < <(files_of "$dir" "$s"); done
+	while read -r line; do
+		label=$(field "$line" label)
+		figure=$(field "$line" figure)
+		[[ $(field "$line" ratio) != - ]] || continue
+		VERDICT[$label.$figure]="$(field "$line" ratio) [$(field "$line" ratio_lo), $(field "$line" ratio_hi)] ${line##*verdict=}"
+	done < <("$JUDGE" "${files[@]}" 2>/dev/null | grep '^judge ')
+}
+
+# xtics FIGURE: the servers' names, each with its verdict on FIGURE.
+xtics() {
+	local i v nl='\n'	# gnuplot's newline, in a double-quoted label
+	printf "set xtics ("
+	for i in "${!servers[@]}"; do
+		v=${VERDICT[${servers[i]}.$1]:-}
+		printf '%s"%s%s" %d' "$([[ $i -gt 0 ]] && echo ', ')" "${servers[i]}" \
+			"${v:+$nl$v}" $((i + 1))
+	done
+	echo ")"
+}
+
+# plot_cpu DIR: cpu.png, server CPU per echo stacked by kind and the
+# client's beside it; fails when the raw files carry no CPU figures.
+plot_cpu() {
+	local dir=$1 s i line files
+	: >"$tmp/cpu.dat"
+	for i in "${!servers[@]}"; do
+		s=${servers[i]}
+		mapfile -t files < <(files_of "$dir" "$s")
+		line=$("$BENCH" --summarize "${files[@]}")
+		[[ -n $(field "$line" server_cpu_us_per_echo) ]] || return 1
+		printf '%d\t%s\t%s\t%s\t%s\t%s\t%s\n' $((i + 1)) \
+			"$(field "$line" server_usr_us_per_echo)" "$(field "$line" server_sys_us_per_echo)" \
+			"$(field "$line" server_softirq_us_per_echo)" "$(field "$line" server_irq_us_per_echo)" \
+			"$(field "$line" client_cpu_us_per_echo)" "$(field "$line" server_cpus)" >>"$tmp/cpu.dat"
+	done
+	{
+		plot_common
+		echo "set output '$dir/cpu.png'"
+		printf 'set title "%s\\n%s"\n' "CPU per echo: the server's CPUs by kind (stacked), the client's (grey)" \
+			"${title%%\\n*}${bound_note:+\\n$bound_note}"
+		echo "set ylabel 'CPU time per echoed message (us)'"
+		echo "set style fill solid 0.7 border -1"
+		echo "set boxwidth 0.35"
+		echo "set key top left"
+		echo "set yrange [0:*]"
+		xtics cpu
+		echo "set xrange [0.5:${#servers[@]}.5]"
+		# Stacked by hand: each kind's box is drawn from 0 to the sum so
+		# far, the largest first.
+		echo "plot '$tmp/cpu.dat' using (\$1-0.18):(\$2+\$3+\$4+\$5) with boxes lc rgb '#9467bd' title 'irq', \\"
+		echo "  '' using (\$1-0.18):(\$2+\$3+\$4) with boxes lc rgb '#2ca02c' title 'softirq', \\"
+		echo "  '' using (\$1-0.18):(\$2+\$3) with boxes lc rgb '#ff7f0e' title 'sys (kworkers too)', \\"
+		echo "  '' using (\$1-0.18):2 with boxes lc rgb '#1f77b4' title 'usr', \\"
+		echo "  '' using (\$1+0.18):6 with boxes lc rgb '#bbbbbb' title 'client (its CPUs)'"
+	} | gnuplot
 }
 
 # --sweep runs: p50/p99 and req/s against the swept value, per server.

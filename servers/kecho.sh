@@ -10,7 +10,8 @@ server kecho dir=kecho binary=kecho/kecho.ko tools=cc kind=module needs=modules 
 	trace='kecho_work kernel_recvmsg kernel_sendmsg tcp_recvmsg tcp_sendmsg' \
 	work=kecho_work
 
-variant kecho-unbound order=50 colour='#d62728' args='-- mode=unbound'
+# An unbound workqueue runs its work items on any CPU.
+variant kecho-unbound order=50 colour='#d62728' args='-- mode=unbound' cpu_scope=all
 variant kecho-bound   order=60 colour='#ff7f0e' args='-- mode=bound'
 variant kecho-kthread order=70 colour='#9467bd' args='-- mode=kthread'
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# run.sh compare: the results directory, the plots from raw files alone, the
-# netns path, and an interrupted comparison.
+# run.sh compare: the results directory, the plots from raw files alone,
+# the two placements and where their receive work lands, the verdict on a
+# server compared with itself, and an interrupted comparison.
 #
 # Case groups (TESTS=compare:NAME,...): native (and make plots from its
-# results), sweep, netns, bypass, interrupted, usage.
+# results), verdict, placement, sweep, loopback, bypass, interrupted, usage.
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -13,11 +14,12 @@ root_or_bail_out
 TMP=$(mktemp -d)
 # Function, not timing: do not wait for the TIME_WAIT of earlier tests.
 export ECHOLAB_TW_MAX=1000000
+declare -A share=()	# compare/placement: softirq share per placement
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
 	"$RUN" stop >/dev/null 2>&1
-	ip netns del echolab-srv 2>/dev/null
 	ip netns del echolab-cli 2>/dev/null
+	ip link del echolab-srv0 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -64,7 +66,7 @@ if case_selected native; then
 	out=$("$RUN" compare -t 50 -r 2 --repeat 1 --out "$TMP/native" 2>&1)
 	ok $? "compare/native: exit 0"
 	is "$(tail -n1 <<<"$out")" "results: $TMP/native" "compare/native: last line names the directory"
-	for f in meta.txt summary.md boxplot.png cdf.png; do
+	for f in meta.txt summary.md boxplot.png cdf.png cpu.png; do
 		[[ -s $TMP/native/$f ]]
 		ok $? "compare/native: $f written"
 	done
@@ -92,6 +94,18 @@ if case_selected native; then
 	is "$unlisted" "" "compare/native: what could not run is listed with a reason"
 	grep -q '^git=' "$TMP/native/meta.txt" && grep -q '^bench_args=-t 50 -r 2' "$TMP/native/meta.txt"
 	ok $? "compare/native: meta.txt has the bench flags and the git revision"
+	grep -q '^placement=two-machine: ' "$TMP/native/meta.txt" &&
+		grep -q '^# placement=two-machine$' "$TMP/native/user-1.tsv" &&
+		grep -q '^# host=10\.213\.0\.1$' "$TMP/native/user-1.tsv"
+	ok $? "compare/native: two machines by default, recorded in meta.txt and the raw file"
+	grep -q '^### Verdicts against user' "$TMP/native/summary.md" &&
+		grep -q 'too few runs' "$TMP/native/summary.md"
+	ok $? "compare/native: summary.md leads with the verdicts (one run: too few to judge)"
+	cpu=$(awk -F' *[|] *' '/^### CPU per echo/ { on = 1 } /^### Response/ { on = 0 }
+		on && $2 == "user" { print $3; exit }' "$TMP/native/summary.md")
+	awk -v c="$cpu" 'BEGIN { exit !(c > 0) }'
+	ok $? "compare/native: user's CPU per echo in summary.md is positive (${cpu:-none})"
+	absent "compare/native: no namespace or veth left" echolab netns_left
 
 	# make plots: from the raw files alone, nothing started, nothing rewritten.
 	sums=$(md5sum "$TMP"/native/*.tsv)
@@ -117,15 +131,63 @@ if case_selected sweep; then
 	ok $? "compare/sweep: latency and req/s drawn against threads"
 fi
 
-if case_selected netns; then
-	# --netns: server and client in two namespaces, both gone afterwards.
-	out=$("$RUN" compare --netns -t 20 -r 2 --repeat 1 --out "$TMP/netns" 2>&1)
-	ok $? "compare/netns: exit 0"
-	is "$(summary_rows "$TMP/netns/summary.md" | grep '^user ')" "user 40 0" \
-		"compare/netns: user measured across the veth, 0 failed"
-	grep -q '^# where=netns' "$TMP/netns/user-1.tsv" && grep -q '^# host=10\.' "$TMP/netns/user-1.tsv"
-	ok $? "compare/netns: raw file says where and which address"
-	absent "compare/netns: no namespace or veth left" echolab netns_left
+if case_selected loopback; then
+	# --loopback: one network stack, as before two machines were the default.
+	out=$("$RUN" compare --loopback -t 20 -r 2 --repeat 1 --servers user --out "$TMP/lo" 2>&1)
+	ok $? "compare/loopback: exit 0"
+	is "$(summary_rows "$TMP/lo/summary.md" | grep '^user ')" "user 40 0" \
+		"compare/loopback: user measured, 0 failed"
+	grep -q '^# placement=loopback$' "$TMP/lo/user-1.tsv" && grep -q '^# host=127\.0\.0\.1$' "$TMP/lo/user-1.tsv"
+	ok $? "compare/loopback: raw file says which placement and which address"
+fi
+
+if case_selected placement; then
+	# Where the receive work lands (bench's per-CPU /proc/stat deltas): with
+	# two machines the client's CPUs receive the echoes, as much softirq
+	# work as the server's CPUs do for the requests; on loopback the
+	# server's CPUs receive both directions and the client's little.
+	# softirq_share FILE: the client's softirq time per echo over the server's.
+	softirq_share() {
+		awk -F= '/^# server_softirq_us_per_echo=/ { s = $2 }
+			/^# client_softirq_us_per_echo=/ { c = $2 }
+			END { if (s > 0) printf "%.2f\n", c / s; else print "none" }' "$1"
+	}
+	if ! fact one-cpu >/dev/null; then
+		for p in two-machine loopback; do
+			flag=()
+			[[ $p == two-machine ]] || flag=(--loopback)
+			"$RUN" compare "${flag[@]}" --servers user --repeat 1 -t 10 -d 2 --warmup 1 \
+				--out "$TMP/place-$p" >/dev/null 2>&1
+			ok $? "compare/placement $p: exit 0"
+			share[$p]=$(softirq_share "$TMP/place-$p/user-1.tsv")
+			diag "compare/placement $p: client/server softirq per echo ${share[$p]};" \
+				"$(grep -h '^# softirq_net_rx=' "$TMP/place-$p/user-1.tsv")"
+		done
+		awk -v v="${share[two-machine]}" 'BEGIN { exit !(v >= 0.6) }'
+		ok $? "compare/placement two-machine: the client's CPUs receive the echoes (softirq share ${share[two-machine]} >= 0.6)"
+		awk -v v="${share[loopback]}" 'BEGIN { exit !(v < 0.6) }'
+		ok $? "compare/placement loopback: the server's CPUs receive both ways (softirq share ${share[loopback]} < 0.6)"
+	else
+		for p in "two-machine: exit 0" "loopback: exit 0" "two-machine: the client's CPUs" "loopback: the server's CPUs"; do
+			skip "compare/placement $p" one-cpu
+		done
+	fi
+fi
+
+if case_selected verdict; then
+	# One server under two labels: whatever the noise, no difference.
+	out=$("$RUN" compare --servers user,user --repeat 5 -t 10 -d 2 --warmup 1 --out "$TMP/self" 2>&1)
+	ok $? "compare/verdict: compare --servers user,user exits 0"
+	verdicts=$("$JUDGE" "$TMP"/self/*.tsv | grep '^judge .*label=user-again ' | grep -v 'ratio=- ')
+	is "$(wc -l <<<"$verdicts")" 4 "compare/verdict: user-again judged on 4 figures"
+	is "$(grep -vc 'verdict=no difference detected$' <<<"$verdicts")" 0 \
+		"compare/verdict: user against itself: no difference detected on every figure"
+	[[ $(grep -vc 'verdict=no difference detected$' <<<"$verdicts") == 0 ]] || diag "$verdicts"
+	grep -q 'user-again' "$TMP/self/summary.md" && grep -q 'no difference detected' "$TMP/self/summary.md"
+	ok $? "compare/verdict: summary.md shows the verdict"
+	grep -q '^# repeat=5$' "$TMP/self/user-again-5.tsv" &&
+		grep -q '^# warmup_s=1' "$TMP/self/user-5.tsv"
+	ok $? "compare/verdict: five runs each, each after a warm-up not recorded"
 fi
 
 if case_selected bypass; then
@@ -134,8 +196,8 @@ if case_selected bypass; then
 	ok $? "compare/bypass: exit 0"
 	rows=$(summary_rows "$TMP/bypass/summary.md" | tr '\n' ,)
 	is "$rows" "user 200 0,user-bypass 200 0," "compare/bypass: rows user and user-bypass, 200 samples each, 0 failed"
-	is "$(summary_rows "$TMP/bypass/summary.md" Server)" "" \
-		"compare/bypass: no server-side table (the bypass hands the client no stamp)"
+	is "$(summary_rows "$TMP/bypass/summary.md" Server)" "user 200 0" \
+		"compare/bypass: no server-side time for user-bypass (the bypass hands the client no stamp)"
 	is_png "$TMP/bypass/scatter-user-bypass.png" && is_png "$TMP/bypass/boxplot.png"
 	ok $? "compare/bypass: plotted"
 	grep -q '^bypass=' "$TMP/bypass/meta.txt"
@@ -144,8 +206,10 @@ if case_selected bypass; then
 	ok $? "compare/bypass: no server state left"
 	absent "compare/bypass: no sockredir left" . processes 'sockredir --port'
 	absent "compare/bypass: no bypass cgroup left" . bypass_cgroups
-	out=$("$RUN" compare --bypass --netns 2>&1)
-	is $? 2 "compare/bypass: with --netns exits 2 (nothing to bypass)"
+	out=$("$RUN" compare --bypass --netem 'loss 1%' 2>&1)
+	is $? 2 "compare/bypass: with --netem exits 2 (nothing to bypass over a veth)"
+	out=$("$RUN" compare --servers user-bypass 2>&1)
+	is $? 2 "compare/bypass: a bypass variant in the two-machine placement exits 2"
 fi
 
 if case_selected interrupted; then
@@ -182,6 +246,14 @@ if case_selected usage; then
 	is $? 2 "compare/usage: --repeat 0 exits 2"
 	out=$("$RUN" compare -t zero --out "$TMP/bad" 2>&1)
 	is $? 2 "compare/usage: a bad bench flag exits 2 before any server starts"
+	out=$("$RUN" compare --workload nosuch 2>&1)
+	is $? 2 "compare/usage: an unknown workload exits 2"
+	out=$("$RUN" compare --workload busy -t 5 2>&1)
+	is $? 2 "compare/usage: a workload and bench flags together exit 2"
+	out=$("$RUN" compare --servers user,nosuch 2>&1)
+	is $? 2 "compare/usage: an unknown variant in --servers exits 2"
+	[[ ! -e $TMP/bad ]]
+	ok $? "compare/usage: nothing written on bad usage"
 fi
 
 plan_at_end

@@ -100,12 +100,13 @@ check_links() {
 helps() {
 	local h=$tmp/help out
 	mkdir -p "$h"
-	if [[ ! -x $ROOT/bench/bench ]]; then
+	if [[ ! -x $ROOT/bench/bench || ! -x $ROOT/bench/judge ]]; then
 		out=$(make -C "$ROOT/bench" 2>&1)
-		ok $? "docs/help: bench builds for its --help (make -C bench)"
-		[[ -x $ROOT/bench/bench ]] || diag "$out"
+		ok $? "docs/help: bench and judge build for their --help (make -C bench)"
+		[[ -x $ROOT/bench/bench && -x $ROOT/bench/judge ]] || diag "$out"
 	fi
 	help_of bench "$ROOT/bench/bench" --help
+	help_of judge "$ROOT/bench/judge" --help
 	help_of run "$ROOT/run.sh" --help
 	help_of compare "$ROOT/run.sh" compare --help
 	help_of soak "$ROOT/run.sh" soak --help
@@ -155,6 +156,7 @@ code() {
 			return w
 		}
 		if (tok ~ /(^|\/)bench\/bench$/) return "bench"
+		if (tok ~ /(^|\/)bench\/judge$/) return "judge"
 		if (tok == "bench" && rest[0] >= 1 && rest[1] ~ /^-/) return "bench"
 		if (tok ~ /(^|\/)(trace|percall|wq-latency)\.sh$/) {
 			sub(/.*\//, "", tok)
@@ -241,7 +243,8 @@ self_check() {
 		    sudo ./run.sh compare --repeat 3 --no-such-flag
 		    sudo ./run.sh uring -- --sqpoll
 
-		Run `bench/bench --threads 10 --no-such-bench-flag` by hand, and see
+		Run `bench/bench --threads 10 --no-such-bench-flag` by hand,
+		`bench/judge --markdown --no-such-judge-flag` on its files, and see
 		[nowhere](no-such-file.md) and [a heading](#no-such-heading).
 	EOF
 	out=$(DOCS_ROOT=$dir bash "$0" 2>&1)
@@ -252,7 +255,9 @@ self_check() {
 	ok $? "docs/self-check: run.sh compare --no-such-flag is reported"
 	grep -q 'bench has no --no-such-bench-flag' <<<"$out"
 	ok $? "docs/self-check: bench --no-such-bench-flag in a code span is reported"
-	grep -qE -- '--(repeat|threads|sqpoll)' <<<"$out"
+	grep -q 'judge has no --no-such-judge-flag' <<<"$out"
+	ok $? "docs/self-check: bench/judge --no-such-judge-flag is reported"
+	grep -qE -- '--(repeat|threads|sqpoll|markdown)' <<<"$out"
 	ok $(($? == 0)) "docs/self-check: real flags and a server's own flags are not reported"
 	grep -q 'no-such-file.md: no such file' <<<"$out" &&
 		grep -q "no heading '#no-such-heading'" <<<"$out"

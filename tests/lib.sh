@@ -241,14 +241,16 @@ memory_growth() {
 }
 
 # summary_rows SUMMARY.MD [Client|Server]: 'label samples failed' of each
-# row of compare's table of that side (default Client: rtt_us, in every
-# summary; Server: arrival_us, where every echo was stamped), every sweep
-# value's table in turn.
+# row of compare's response-time tables (one per swept value); Server:
+# only the rows with a server-side time (arrival_us).
 summary_rows() {
 	awk -v side="${2:-Client}" '
-		/^[A-Z][a-z]+ side/ { on = ($1 == side); next }
-		on && /^\| / && !/^\| server / && !/^\|---/ { print $2, $4, $6 }
-		/^## / { on = 0 }' "$1"
+		/^### Response times/ { on = 1; next }
+		/^#/ { on = 0 }
+		on && /^\| / && !/^\| server / && !/^\|---/ {
+			if (side == "Server" && $12 == "-") next
+			print $2, $8, $10
+		}' "$1"
 }
 
 # root_or_bail_out: the file starts servers and changes sysctls. Without root

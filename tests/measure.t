@@ -30,7 +30,7 @@ stamped() {
 	is "$bad" 0 "$name: every ok sample has arrival_us <= rtt_us"
 }
 
-plan 36
+plan 42
 
 # ---- the stamp, on each TCP path and where there is none --------------------
 
@@ -155,14 +155,14 @@ is "$?/${out%%$'\n'*}" "2/compare: --cpus 0-$(($(nproc) - 1)) leaves no CPU for 
 # run.sh --cpus 0 the echo moves to CPU 0 and saturates it: the server is
 # the bottleneck there, results/README.md.)
 if ! fact one-cpu >/dev/null; then
-	"$RUN" ebpf >/dev/null
+	"$RUN" ebpf --cpus all >/dev/null
 	out=$(bounded 120 "$BENCH" -p "$PORT" --cpus 1 -t 2000 -r 1 -m 50 -o "$runs/t2000.tsv" 2>&1)
 	like "$out" "warning: the client was the bottleneck" "bottleneck/-t 2000 against ebpf: the warning fires"
 	is "$(sed -n 's/^# bottleneck=//p' "$runs/t2000.tsv")" client "bottleneck/-t 2000: bottleneck=client in the raw file"
 else
 	skip "bottleneck/-t 2000 against ebpf: the warning fires" one-cpu
 	skip "bottleneck/-t 2000: bottleneck=client in the raw file" one-cpu
-	"$RUN" ebpf >/dev/null
+	"$RUN" ebpf --cpus all >/dev/null
 fi
 out=$(bounded 60 "$BENCH" -p "$PORT" -t 1 -r 1 -m 5000 -o "$runs/t1.tsv" 2>&1)
 [[ $out != *"the client was the bottleneck"* ]]
@@ -174,6 +174,8 @@ is "$(sed -n 's/^# bottleneck=//p' "$runs/t1.tsv")" server "bottleneck/1-thread 
 
 # sudo ./run.sh SERVER; sudo ./bench/bench -t 1000; ...; make plots. An
 # older run of user the same day must not be drawn: only what was just run.
+# run.sh gives the server half the CPUs and bench takes the other half by
+# itself: the runs measure the server, not the client.
 day=$runs/$(date +%Y%m%d)
 mkdir -p "$day"
 cp "$runs/stamp-user.tsv" "$day/user-000000.tsv"
@@ -184,6 +186,15 @@ for server in user ebpf; do
 	out=$(bounded 120 "$BENCH" -t 1000 -r 2 2>&1)
 	files+=("$(sed -n 's/^raw samples: //p' <<<"$out")")
 	"$RUN" stop >/dev/null
+	if ! fact one-cpu >/dev/null; then
+		like "$out" "run.sh placed the server on CPUs 0: the load threads run on CPUs 1" \
+			"workflow/bench $server: takes the CPUs run.sh left, and says so"
+		is "$(sed -n 's/^# bottleneck=//p' "${files[-1]}")" server \
+			"workflow/bench $server: the run is not client-bound"
+	else
+		skip "workflow/bench $server: takes the CPUs run.sh left, and says so" one-cpu
+		skip "workflow/bench $server: the run is not client-bound" one-cpu
+	fi
 done
 [[ ${files[0]} == "$day"/user-*.tsv && ${files[1]} == "$day"/ebpf-*.tsv ]]
 ok $? "workflow/bench: the raw files went to the day's runs directory"
@@ -195,5 +206,17 @@ is "$drawn" "user ${files[0]##*/} ebpf ${files[1]##*/} " \
 	"workflow/make plots: exactly user and ebpf, each from the run just made"
 [[ -s $day/boxplot.png && $day/boxplot.png -nt ${files[1]} ]]
 ok $? "workflow/make plots: the day's boxplot.png drawn"
+[[ $out != *CLIENT-BOUND* ]]
+ok $? "workflow/make plots: no client-bound run, none named"
+
+# A client-bound run's plots say so in their titles (the -t 2000 run above).
+if [[ -s $runs/t2000.tsv ]]; then
+	mkdir -p "$runs/bound"
+	cp "$runs/t2000.tsv" "$runs/bound/"
+	out=$(make -C "$ROOT" --no-print-directory plots RESULTS="$runs/bound" 2>&1)
+	like "$out" "CLIENT-BOUND runs \(ebpf 1 of 1\)" "workflow/make plots: a client-bound run's title says so"
+else
+	skip "workflow/make plots: a client-bound run's title says so" one-cpu
+fi
 
 done_testing

@@ -1,0 +1,669 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * judge - what a comparison's repeated runs support.
+ *
+ * Each raw file is one run of one server (its label). Per run: requests
+ * per second, the p50 and p99 response times, the server's CPU per echo.
+ * Per server and figure: the median over its runs and a distribution-free
+ * interval for it. Per server against the baseline: the ratio of the
+ * medians, a percentile-bootstrap interval for it, and a verdict that
+ * declares a difference only when the whole interval lies beyond the
+ * noise threshold (criterion.rs's rule). interval.h has the statistics;
+ * docs/bench.md says why these.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "interval.h"
+#include "rawfile.h"
+#include "stats.h"
+
+#define CONF		0.95		/* every interval's confidence */
+#define RESAMPLES	10000		/* bootstrap resamples per ratio */
+#define SEED		0x6a75646765ull	/* "judge": fixed, so reproducible */
+#define MIN_RUNS	3		/* fewer on either side: no verdict */
+#define NAME_MAX_LEN	64
+
+const char *prog = "judge";
+
+enum figure { P50, P99, RPS, CPU, NFIGURES };
+
+static const struct {
+	const char *name, *title, *unit, *fmt;
+	bool lower_is_better, client_bound_out;
+	const char *better, *worse;
+} figures[NFIGURES] = {
+	[P50] = { "p50", "p50", " (us)", "%.1f", true, true,
+		  "faster", "slower" },
+	[P99] = { "p99", "p99", " (us)", "%.1f", true, true,
+		  "faster", "slower" },
+	[RPS] = { "rps", "req/s", "", "%.0f", false, true,
+		  "faster", "slower" },
+	[CPU] = { "cpu", "CPU", " (us/echo)", "%.2f", true, false,
+		  "cheaper", "costlier" },
+};
+
+/* One run: one raw file's figures (NAN: the file does not have it). */
+struct run {
+	const char *path;
+	char label[NAME_MAX_LEN], repeat[NAME_MAX_LEN], sweep[NAME_MAX_LEN];
+	bool client_bound;
+	bool window;			/* rps over window_s, not elapsed_s */
+	size_t ok, narrival;
+	double rps, cpu;
+	double p50_arrival, p99_arrival, p50_rtt, p99_rtt;
+};
+
+/* One label's runs and, per figure, what they say. */
+struct group {
+	const char *label;
+	struct run **runs;
+	size_t nruns;
+	struct figure_stats {
+		double *v;		/* the runs' figures, ascending */
+		size_t n, excluded;
+		double median, lo, hi, coverage;
+		double ratio, ratio_lo, ratio_hi;
+		const char *verdict;
+	} fig[NFIGURES];
+};
+
+static const char *baseline = "user";
+static double threshold = 0.03;
+static bool markdown;
+static bool by_arrival;		/* latency from arrival_us, else rtt_us */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: %s [--baseline LABEL] [--threshold PCT] [--markdown] FILE...\n"
+"What a comparison's repeated runs support: per server (the label of its\n"
+"raw files, each file one run) and figure, the median over its runs with a\n"
+"95%% interval; per server against the baseline, the ratio of the medians\n"
+"with a 95%% bootstrap interval and a verdict.\n"
+"\n"
+"  FILE...             bench raw files, gzipped or not, one run each\n"
+"      --baseline LABEL\n"
+"                      the server every other is compared with (default user)\n"
+"      --threshold PCT the noise threshold: a difference is declared only\n"
+"                      when the whole ratio interval lies beyond 1 +- PCT%%\n"
+"                      (default 3)\n"
+"      --markdown      a table for summary.md, with a paragraph on how to\n"
+"                      read it, instead of one line per server and figure\n"
+"  -h, --help          this text\n"
+"\n"
+"Figures per run: p50 and p99 of arrival_us where every ok sample of every\n"
+"run has one, else of rtt_us (source= says which); rps, ok samples per\n"
+"second of window_s, else of elapsed_s; cpu, server_cpu_us_per_echo.\n"
+"Runs with bottleneck=client are left out of p50, p99 and rps (excluded=)\n"
+"and kept for cpu. The median's interval is [x_(k), x_(n+1-k)] of the runs\n"
+"(exact, distribution-free; coverage= is its actual coverage, 0.938 for 5\n"
+"runs); the ratio's is the percentile bootstrap, %d resamples of each\n"
+"server's runs, a fixed seed. Verdicts: faster or slower (p50, p99: lower\n"
+"is faster; rps: higher is faster), cheaper or costlier (cpu), no\n"
+"difference detected, or too few runs (fewer than %d on either side).\n"
+"\n"
+"Output, one line per server and figure, the baseline's first:\n"
+"judge label= figure= source= n= excluded= median= lo= hi= coverage= ratio=\n"
+"      ratio_lo= ratio_hi= verdict=WORDS (the rest of the line; '-' where\n"
+"      there is nothing, as the baseline's ratio)\n"
+"Exit status: 0, 1 when a file cannot be read or the baseline has no\n"
+"runs, 2 for bad usage.\n",
+		prog, RESAMPLES, MIN_RUNS);
+}
+
+/* A metadata value as a number: NAN when it is not one. */
+static double number(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(v))
+		return NAN;
+	return v;
+}
+
+/* Appends x to *v (n values, room for *cap); false when out of memory. */
+static bool push(double **v, size_t *n, size_t *cap, double x)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 4096;
+		double *nv = realloc(*v, ncap * sizeof(**v));
+
+		if (!nv)
+			return false;
+		*v = nv;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = x;
+	return true;
+}
+
+/* The samples of the file being read, kept for the next one. */
+static double *rtt, *arrival;
+static size_t rtt_cap, arrival_cap;
+
+/* Reads one raw file into *run; 0, or 1 after saying why not. */
+static int read_run(const char *path, struct run *run)
+{
+	double elapsed = NAN, window = NAN;
+	char server[NAME_MAX_LEN] = "";
+	struct stats s;
+	struct raw_reader r;
+	struct raw_entry e;
+	size_t nrtt = 0;
+	int got;
+
+	memset(run, 0, sizeof(*run));
+	run->path = path;
+	run->cpu = NAN;
+	if (raw_open(&r, path)) {
+		fprintf(stderr, "%s: cannot read '%s': %s\n", prog, path,
+			strerror(errno));
+		return 1;
+	}
+	while ((got = raw_next(&r, &e)) > 0) {
+		if (e.kind == RAW_META) {
+			if (!strcmp(e.key, "label"))
+				snprintf(run->label, sizeof(run->label), "%s",
+					 e.value);
+			else if (!strcmp(e.key, "server"))
+				snprintf(server, sizeof(server), "%s", e.value);
+			else if (!strcmp(e.key, "repeat"))
+				snprintf(run->repeat, sizeof(run->repeat), "%s",
+					 e.value);
+			else if (!strcmp(e.key, "sweep_value"))
+				snprintf(run->sweep, sizeof(run->sweep), "%s",
+					 e.value);
+			else if (!strcmp(e.key, "elapsed_s"))
+				elapsed = number(e.value);
+			else if (!strcmp(e.key, "window_s"))
+				window = number(e.value);
+			else if (!strcmp(e.key, "server_cpu_us_per_echo"))
+				run->cpu = number(e.value);
+			else if (!strcmp(e.key, "bottleneck"))
+				run->client_bound = !strcmp(e.value, "client");
+			continue;
+		}
+		if (strcmp(e.status, "ok"))
+			continue;
+		run->ok++;
+		if ((!isnan(e.rtt_us) &&
+		     !push(&rtt, &nrtt, &rtt_cap, e.rtt_us)) ||
+		    (!isnan(e.arrival_us) &&
+		     !push(&arrival, &run->narrival, &arrival_cap,
+			   e.arrival_us))) {
+			fprintf(stderr, "%s: out of memory reading '%s'\n",
+				prog, path);
+			raw_close(&r);
+			return 1;
+		}
+	}
+	if (got < 0) {
+		fprintf(stderr, "%s: %s\n", prog, r.err);
+		raw_close(&r);
+		return 1;
+	}
+	raw_close(&r);
+
+	if (!run->label[0])
+		snprintf(run->label, sizeof(run->label), "%s",
+			 server[0] ? server : "unknown");
+	/* window_s, where bench gives it, is the measured window itself. */
+	run->window = window > 0;
+	if (run->window)
+		run->rps = (double)run->ok / window;
+	else if (elapsed > 0)
+		run->rps = (double)run->ok / elapsed;
+	else
+		run->rps = NAN;
+	stats_compute(rtt, nrtt, &s);
+	run->p50_rtt = s.p50;
+	run->p99_rtt = s.p99;
+	stats_compute(arrival, run->narrival, &s);
+	run->p50_arrival = s.p50;
+	run->p99_arrival = s.p99;
+	return 0;
+}
+
+static double run_figure(const struct run *run, enum figure f)
+{
+	switch (f) {
+	case P50:
+		return by_arrival ? run->p50_arrival : run->p50_rtt;
+	case P99:
+		return by_arrival ? run->p99_arrival : run->p99_rtt;
+	case RPS:
+		return run->rps;
+	default:
+		return run->cpu;
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* A group's figure: its runs' values, their median and its interval. */
+static int describe(struct group *g, enum figure f)
+{
+	struct figure_stats *fs = &g->fig[f];
+	size_t i, lo, hi;
+
+	fs->v = malloc((g->nruns ? g->nruns : 1) * sizeof(*fs->v));
+	if (!fs->v)
+		return -1;
+	for (i = 0; i < g->nruns; i++) {
+		double x;
+
+		if (g->runs[i]->client_bound && figures[f].client_bound_out) {
+			fs->excluded++;
+			continue;
+		}
+		x = run_figure(g->runs[i], f);
+		if (!isnan(x))
+			fs->v[fs->n++] = x;
+	}
+	qsort(fs->v, fs->n, sizeof(*fs->v), cmp_double);
+	fs->median = interval_median(fs->v, fs->n);
+	fs->coverage = interval_median_ranks(fs->n, CONF, &lo, &hi);
+	fs->lo = fs->n ? fs->v[lo - 1] : NAN;
+	fs->hi = fs->n ? fs->v[hi - 1] : NAN;
+	fs->ratio = fs->ratio_lo = fs->ratio_hi = NAN;
+	fs->verdict = NULL;
+	return 0;
+}
+
+/* FNV-1a over a string, continuing from h: a seed per comparison, so that
+ * adding a server to the files changes no other server's interval. */
+static uint64_t hash(uint64_t h, const char *s)
+{
+	do {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ull;
+	} while (*s++);
+	return h;
+}
+
+/* g's figure against the baseline's: ratio, interval, verdict. */
+static int compare(struct group *g, const struct group *base, enum figure f)
+{
+	struct figure_stats *fs = &g->fig[f];
+	const struct figure_stats *bs = &base->fig[f];
+	bool higher, lower;
+	uint64_t seed;
+
+	if (fs->n && bs->n && bs->median > 0)
+		fs->ratio = fs->median / bs->median;
+	if (fs->n < MIN_RUNS || bs->n < MIN_RUNS) {
+		fs->verdict = "too few runs";
+		return 0;
+	}
+	if (!(bs->median > 0)) {
+		fs->verdict = "no ratio (the baseline's median is 0)";
+		return 0;
+	}
+	seed = hash(hash(hash(0xcbf29ce484222325ull ^ SEED, g->label),
+			 base->label), figures[f].name);
+	if (interval_ratio_bootstrap(fs->v, fs->n, bs->v, bs->n, RESAMPLES,
+				     CONF, seed, &fs->ratio_lo, &fs->ratio_hi))
+		return -1;
+	higher = fs->ratio_lo > 1.0 + threshold;
+	lower = fs->ratio_hi < 1.0 - threshold;
+	if (higher || lower)
+		fs->verdict = lower == figures[f].lower_is_better ?
+			      figures[f].better : figures[f].worse;
+	else
+		fs->verdict = "no difference detected";
+	return 0;
+}
+
+/* v in the figure's format, or '-'. */
+static const char *fmt(char *buf, size_t len, const char *f, double v)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, f, v);
+	return buf;
+}
+
+static const char *source(const struct group *groups, size_t ngroups,
+			  enum figure f)
+{
+	bool window = false, elapsed = false;
+	size_t i, j;
+
+	switch (f) {
+	case P50:
+	case P99:
+		return by_arrival ? "arrival_us" : "rtt_us";
+	case CPU:
+		return "server_cpu_us_per_echo";
+	default:
+		break;
+	}
+	for (i = 0; i < ngroups; i++)
+		for (j = 0; j < groups[i].nruns; j++) {
+			if (isnan(groups[i].runs[j]->rps))
+				continue;
+			if (groups[i].runs[j]->window)
+				window = true;
+			else
+				elapsed = true;
+		}
+	return window && elapsed ? "window_s,elapsed_s" :
+	       window ? "window_s" : "elapsed_s";
+}
+
+static void print_lines(const struct group *groups, size_t ngroups)
+{
+	char m[32], lo[32], hi[32], r[32], rlo[32], rhi[32];
+	size_t i;
+	int f;
+
+	for (i = 0; i < ngroups; i++)
+		for (f = 0; f < NFIGURES; f++) {
+			const struct figure_stats *fs = &groups[i].fig[f];
+			const char *ff = figures[f].fmt;
+
+			printf("judge label=%s figure=%s source=%s n=%zu excluded=%zu median=%s lo=%s hi=%s coverage=%.3f ratio=%s ratio_lo=%s ratio_hi=%s verdict=%s\n",
+			       groups[i].label, figures[f].name,
+			       source(groups, ngroups, (enum figure)f), fs->n,
+			       fs->excluded,
+			       fmt(m, sizeof(m), ff, fs->median),
+			       fmt(lo, sizeof(lo), ff, fs->lo),
+			       fmt(hi, sizeof(hi), ff, fs->hi), fs->coverage,
+			       fmt(r, sizeof(r), "%.3f", fs->ratio),
+			       fmt(rlo, sizeof(rlo), "%.3f", fs->ratio_lo),
+			       fmt(rhi, sizeof(rhi), "%.3f", fs->ratio_hi),
+			       fs->verdict ? fs->verdict : "-");
+		}
+}
+
+static const char *ordinal(size_t k)
+{
+	if (k % 100 / 10 == 1)
+		return "th";
+	switch (k % 10) {
+	case 1:
+		return "st";
+	case 2:
+		return "nd";
+	case 3:
+		return "rd";
+	default:
+		return "th";
+	}
+}
+
+/* "93.8% for 5 runs ([min, max]); ...": the actual coverage of the
+ * medians' intervals, for each number of runs in the table. */
+static void print_coverages(const struct group *groups, size_t ngroups)
+{
+	size_t n, lo, hi, i, max = 0;
+	const char *sep = "";
+	int f;
+
+	for (i = 0; i < ngroups; i++)
+		for (f = 0; f < NFIGURES; f++)
+			if (groups[i].fig[f].n > max)
+				max = groups[i].fig[f].n;
+	for (n = 1; n <= max; n++) {
+		bool present = false;
+		double c;
+
+		for (i = 0; i < ngroups; i++)
+			for (f = 0; f < NFIGURES; f++)
+				present |= groups[i].fig[f].n == n;
+		if (!present)
+			continue;
+		c = interval_median_ranks(n, CONF, &lo, &hi);
+		printf("%s%.1f%% for %zu run%s", sep, 100.0 * c, n,
+		       n == 1 ? "" : "s");
+		if (lo == 1)
+			printf(" ([min, max])");
+		else
+			printf(" (the %zu%s lowest to the %zu%s highest)", lo,
+			       ordinal(lo), n + 1 - hi, ordinal(n + 1 - hi));
+		sep = "; ";
+	}
+}
+
+static void print_markdown(const struct group *groups, size_t ngroups)
+{
+	char a[32], b[32], c[32];
+	size_t i;
+	int f;
+
+	printf("Each figure is the median over a server's runs, with an\n"
+	       "interval [lo, hi] that holds the true median with at least 95%%\n"
+	       "probability whatever the runs' distribution: the runs' order\n"
+	       "statistics. Below 6 runs none reaches 95%%, so it is [min, max]\n"
+	       "and covers less. Their coverage here:\n");
+	print_coverages(groups, ngroups);
+	printf(".\n\"vs %s\" is the ratio of the medians with a 95%%\n"
+	       "percentile-bootstrap interval (%d resamples of each server's\n"
+	       "runs, a fixed seed). A difference is declared only when that\n"
+	       "whole interval lies beyond 1 ± %g%% (the noise threshold):\n"
+	       "faster or slower for latency (lower is faster) and req/s\n"
+	       "(higher is faster), cheaper or costlier for the server's CPU\n"
+	       "per echo; otherwise \"no difference detected\", and \"too few\n"
+	       "runs\" with fewer than %d on either side. Runs where bench\n"
+	       "found the client to be the bottleneck (bottleneck=client) are\n"
+	       "left out of latency and req/s, which measured the client\n"
+	       "there, and kept for CPU per echo, which does not depend on\n"
+	       "saturation. Latency is %s.\n\n",
+	       groups[0].label, RESAMPLES, 100.0 * threshold, MIN_RUNS,
+	       by_arrival ? "server side (arrival_us)" :
+	       "client side (rtt_us): not every\necho was stamped by the kernel");
+	printf("| server | runs |");
+	for (f = 0; f < NFIGURES; f++)
+		printf(" %s%s | %s vs %s |", figures[f].title, figures[f].unit,
+		       figures[f].title, groups[0].label);
+	printf("\n|---|---|");
+	for (f = 0; f < NFIGURES; f++)
+		printf("---|---|");
+	printf("\n");
+	for (i = 0; i < ngroups; i++) {
+		const struct group *g = &groups[i];
+
+		printf("| %s | %zu", g->label, g->nruns);
+		if (g->fig[P50].excluded)
+			printf(", %zu client-bound", g->fig[P50].excluded);
+		printf(" |");
+		for (f = 0; f < NFIGURES; f++) {
+			const struct figure_stats *fs = &g->fig[f];
+			const char *ff = figures[f].fmt;
+
+			if (fs->n)
+				printf(" %s [%s, %s] |",
+				       fmt(a, sizeof(a), ff, fs->median),
+				       fmt(b, sizeof(b), ff, fs->lo),
+				       fmt(c, sizeof(c), ff, fs->hi));
+			else
+				printf(" - |");
+			if (i == 0)
+				printf(" baseline |");
+			else if (!isnan(fs->ratio_lo))
+				printf(" %s [%s, %s] %s |",
+				       fmt(a, sizeof(a), "%.3f", fs->ratio),
+				       fmt(b, sizeof(b), "%.3f", fs->ratio_lo),
+				       fmt(c, sizeof(c), "%.3f", fs->ratio_hi),
+				       fs->verdict);
+			else if (!isnan(fs->ratio))
+				printf(" %s %s |",
+				       fmt(a, sizeof(a), "%.3f", fs->ratio),
+				       fs->verdict);
+			else
+				printf(" %s |", fs->verdict);
+		}
+		printf("\n");
+	}
+}
+
+static void parse_args(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "baseline",  required_argument, NULL, 'b' },
+		{ "threshold", required_argument, NULL, 't' },
+		{ "markdown",  no_argument,       NULL, 'm' },
+		{ "help",      no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			if (!*optarg)
+				usage_error("--baseline: empty label");
+			baseline = optarg;
+			break;
+		case 't':
+			threshold = number(optarg);
+			if (isnan(threshold) || threshold < 0 ||
+			    threshold >= 100)
+				usage_error("--threshold: '%s' is not a percentage in [0, 100)",
+					    optarg);
+			threshold /= 100.0;
+			break;
+		case 'm':
+			markdown = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case ':':
+			usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind == argc)
+		usage_error("no raw files: give it the runs to judge");
+}
+
+/* The runs by label, the baseline's first, the others as first seen. */
+static struct group *group_runs(struct run *runs, size_t nruns,
+				size_t *ngroups)
+{
+	struct group *groups = calloc(nruns + 1, sizeof(*groups));
+	size_t i, j, k, n = 1;
+
+	if (!groups)
+		return NULL;
+	groups[0].label = baseline;
+	for (i = 0; i < nruns; i++) {
+		struct group *g;
+
+		k = strcmp(runs[i].label, baseline) ? n : 0;
+		for (j = 1; j < n && k; j++)
+			if (!strcmp(groups[j].label, runs[i].label))
+				k = j;
+		g = &groups[k];
+		if (k == n) {
+			g->label = runs[i].label;
+			n++;
+		}
+		if (!g->runs) {
+			g->runs = calloc(nruns, sizeof(*g->runs));
+			if (!g->runs)
+				return NULL;
+		}
+		for (j = 0; j < g->nruns; j++) {
+			const struct run *o = g->runs[j];
+
+			if (strcmp(o->sweep, runs[i].sweep)) {
+				fprintf(stderr, "%s: '%s' and '%s' are runs of %s at different sweep values (%s, %s): judge one sweep value at a time\n",
+					prog, o->path, runs[i].path,
+					g->label, o->sweep[0] ? o->sweep : "none",
+					runs[i].sweep[0] ? runs[i].sweep : "none");
+				return NULL;
+			}
+			if (o->repeat[0] && !strcmp(o->repeat, runs[i].repeat))
+				fprintf(stderr, "%s: warning: '%s' and '%s' are both run %s of %s: the same run given twice?\n",
+					prog, o->path, runs[i].path,
+					o->repeat, g->label);
+		}
+		g->runs[g->nruns++] = &runs[i];
+	}
+	*ngroups = n;
+	return groups;
+}
+
+int main(int argc, char **argv)
+{
+	struct group *groups;
+	struct run *runs;
+	size_t nruns, ngroups, i;
+	bool stamped = true, timed = false;
+	int f;
+
+	prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	parse_args(argc, argv);
+	nruns = (size_t)(argc - optind);
+	runs = calloc(nruns, sizeof(*runs));
+	if (!runs) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return 1;
+	}
+	for (i = 0; i < nruns; i++)
+		if (read_run(argv[optind + i], &runs[i]))
+			return 1;
+	free(rtt);
+	free(arrival);
+
+	/* One time for every latency: a ratio of a server-side time to a
+	 * client-side one would measure the client. */
+	for (i = 0; i < nruns; i++) {
+		if (runs[i].client_bound || !runs[i].ok)
+			continue;
+		timed = true;
+		stamped &= runs[i].narrival == runs[i].ok;
+	}
+	by_arrival = timed && stamped;
+
+	groups = group_runs(runs, nruns, &ngroups);
+	if (!groups)
+		return 1;
+	if (!groups[0].nruns) {
+		fprintf(stderr, "%s: no runs of the baseline '%s' among those of",
+			prog, baseline);
+		for (i = 1; i < ngroups; i++)
+			fprintf(stderr, "%s %s", i > 1 ? "," : "",
+				groups[i].label);
+		fprintf(stderr, ": name one with --baseline\n");
+		return 1;
+	}
+	for (i = 0; i < ngroups; i++)
+		for (f = 0; f < NFIGURES; f++)
+			if (describe(&groups[i], (enum figure)f))
+				goto oom;
+	for (i = 1; i < ngroups; i++)
+		for (f = 0; f < NFIGURES; f++)
+			if (compare(&groups[i], &groups[0], (enum figure)f))
+				goto oom;
+	if (markdown)
+		print_markdown(groups, ngroups);
+	else
+		print_lines(groups, ngroups);
+	return 0;
+oom:
+	fprintf(stderr, "%s: out of memory\n", prog);
+	return 1;
+}

@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# bench/judge on synthetic raw files: servers drawn from one distribution
+# get no verdict, servers clearly apart get the verdict that points the
+# right way, client-bound runs are left out of latency and counted, too
+# few runs get no verdict, bad input says why. No root, no server;
+# KEEP=1 keeps the generated files.
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+JUDGE=$ROOT/bench/judge
+
+dir=$(mktemp -d)
+trap '[[ -n ${KEEP:-} ]] || rm -rf "$dir"' EXIT
+
+# A linear congruential generator: the same files on every machine and
+# bash. rnd sets r, uniform in [0, 1000).
+seed=1
+rnd() {
+	seed=$(((seed * 1103515245 + 12345) % 2147483648))
+	r=$(((seed >> 8) % 1000))
+}
+
+# mkrun FILE LABEL REPEAT LAT_US RPS CPU_CENTI: one run, 200 ok samples.
+# The run's level is LAT_US, RPS and CPU_CENTI/100 give or take NOISE per
+# mille (default 50); its samples' arrival_us spread uniformly from half
+# to 1.5 times its level, rtt_us 5 us later. BOUND=client writes
+# bottleneck=client; NOSTAMP=1 leaves arrival_us '-'; NOCPU=1 leaves out
+# server_cpu_us_per_echo; WINDOW=S adds window_s; SWEEP=V sweep_value.
+mkrun() {
+	local file=$1 label=$2 rep=$3 lat=$4 rps=$5 cpu=$6 i n=200 a arr
+	local noise=${NOISE:-50}
+	rnd
+	lat=$((lat * (1000 - noise + r * 2 * noise / 1000) / 1000))
+	rnd
+	rps=$((rps * (1000 - noise + r * 2 * noise / 1000) / 1000))
+	rnd
+	cpu=$((cpu * (1000 - noise + r * 2 * noise / 1000) / 1000))
+	{
+		printf '# label=%s\n# threads=4\n# repeat=%s\n' "$label" "$rep"
+		[[ -z ${SWEEP:-} ]] || printf '# sweep=threads\n# sweep_value=%s\n' "$SWEEP"
+		printf '# columns=thread\tround\tconnect_us\trtt_us\tarrival_us\tlag_us\tstatus\n'
+		for ((i = 0; i < n; i++)); do
+			rnd
+			a=$((lat * (500 + r) / 1000))
+			arr=$a.0
+			[[ -z ${NOSTAMP:-} ]] || arr=-
+			printf '%d\t0\t-\t%d.0\t%s\t-\tok\n' $((i % 4)) $((a + 5)) "$arr"
+		done
+		printf '1\t1\t-\t-\t-\t-\ttimeout\n'
+		# n samples at rps a second: n * 1e6 / rps microseconds.
+		printf '# elapsed_s=%d.%06d\n' $((n / rps)) $((n * 1000000 / rps % 1000000))
+		[[ -z ${WINDOW:-} ]] || printf '# window_s=%s\n' "$WINDOW"
+		[[ -n ${NOCPU:-} ]] || printf '# server_cpu_us_per_echo=%d.%02d\n' $((cpu / 100)) $((cpu % 100))
+		printf '# bottleneck=%s\n' "${BOUND:-none}"
+	} >"$dir/$file"
+}
+
+# runs SET LABEL COUNT LAT RPS CPU: COUNT runs of LABEL, files SET/LABEL-N.tsv.
+runs() {
+	local set=$1 label=$2 count=$3 i
+	mkdir -p "$dir/$set"
+	for ((i = 1; i <= count; i++)); do
+		mkrun "$set/$label-$i.tsv" "$label" "$i" "$4" "$5" "$6"
+	done
+}
+
+# line OUTPUT LABEL FIGURE: judge's line for that label and figure.
+line() { grep -E "^judge label=$2 figure=$3 " <<<"$1"; }
+# verdict OUTPUT LABEL FIGURE: its verdict (the rest of the line).
+verdict() { line "$@" | sed 's/.* verdict=//'; }
+
+# no_difference NAME OUTPUT LABEL: every figure of LABEL is judged the same.
+no_difference() {
+	local name=$1 out=$2 label=$3 f got=()
+	for f in p50 p99 rps cpu; do
+		got+=("$f: $(verdict "$out" "$label" "$f")")
+	done
+	is "$(printf '%s\n' "${got[@]}")" "$(printf '%s: no difference detected\n' p50 p99 rps cpu)" "$name"
+}
+
+plan 58
+
+# ---- the help ----------------------------------------------------------------
+
+out=$("$JUDGE" --help)
+ok $? "judge/--help: exit 0"
+like "$out" "--baseline LABEL.*--threshold PCT.*--markdown" "judge/--help: names its flags"
+
+# ---- one distribution, two labels: no difference --------------------------------
+
+# Several data sets: other seeds, other levels, noise from 2% to 10% a
+# run, five to eight runs a side.
+set=0
+for spec in "1 5 100 20000 1500 50" "2 5 3000 800 9000 20" "3 8 40 150000 300 100" \
+	"4 6 700 5000 2500 80"; do
+	read -r s count lat rps cpu noise <<<"$spec"
+	set=$((set + 1))
+	seed=$((s * 7919))
+	NOISE=$noise runs "same$set" user "$count" "$lat" "$rps" "$cpu"
+	NOISE=$noise runs "same$set" other "$count" "$lat" "$rps" "$cpu"
+	out=$("$JUDGE" "$dir/same$set"/*.tsv)
+	no_difference "judge/same distribution, set $set ($count runs, noise $((noise / 10))%): no difference for every figure" "$out" other
+done
+
+# The same runs under a second label: identical data never differ.
+mkdir -p "$dir/copy"
+for f in "$dir"/same1/user-*.tsv; do
+	cp "$f" "$dir/copy/"
+	sed 's/^# label=user$/# label=twin/' "$f" >"$dir/copy/twin-${f##*-}"
+done
+out=$("$JUDGE" "$dir"/copy/*.tsv)
+no_difference "judge/the same runs under two labels: no difference for every figure" "$out" twin
+like "$(line "$out" twin p50)" " ratio=1\.000 " "judge/the same runs under two labels: ratio 1"
+
+# ---- clearly apart: verdicts point the right way -----------------------------------
+
+seed=42
+runs apart user 5 100 20000 1500
+runs apart fast 5 60 30000 900
+runs apart slow 5 160 12000 2400
+out=$("$JUDGE" "$dir"/apart/*.tsv)
+for f in p50 p99 rps; do
+	is "$(verdict "$out" fast $f)" faster "judge/apart: fast is faster ($f)"
+	is "$(verdict "$out" slow $f)" slower "judge/apart: slow is slower ($f)"
+done
+is "$(verdict "$out" fast cpu)" cheaper "judge/apart: less CPU per echo is cheaper"
+is "$(verdict "$out" slow cpu)" costlier "judge/apart: more CPU per echo is costlier"
+like "$(line "$out" fast p50)" " ratio=0\.[0-9]+ ratio_lo=0\.[0-9]+ ratio_hi=0\.[0-9]+ " \
+	"judge/apart: a lower latency is a ratio below 1, interval too"
+like "$(line "$out" fast rps)" " ratio=1\.[0-9]+ ratio_lo=1\.[0-9]+ ratio_hi=1\.[0-9]+ " \
+	"judge/apart: more requests a second is a ratio above 1, interval too"
+like "$(line "$out" user p50)" "^judge label=user figure=p50 source=arrival_us n=5 excluded=0 median=[0-9.]+ lo=[0-9.]+ hi=[0-9.]+ coverage=0\.938 ratio=- ratio_lo=- ratio_hi=- verdict=-$" \
+	"judge/the baseline's line: its median, no ratio, 5 runs cover 93.8%"
+is "$(head -n1 <<<"$out" | cut -d' ' -f2)" label=user "judge/the baseline comes first"
+out=$("$JUDGE" --threshold 70 "$dir"/apart/*.tsv)
+no_difference "judge/--threshold 70: differences inside it are not declared" "$out" fast
+out=$("$JUDGE" --baseline fast "$dir"/apart/*.tsv)
+is "$(verdict "$out" user p50)" slower "judge/--baseline fast: user is slower than it"
+
+# Reproducible, and each comparison on its own: another server's runs
+# among the files change no line of this one.
+a=$("$JUDGE" "$dir"/apart/user-*.tsv "$dir"/apart/fast-*.tsv)
+b=$("$JUDGE" "$dir"/apart/*.tsv)
+is "$(line "$a" fast p99)" "$(line "$b" fast p99)" "judge/reproducible: the same line with or without another server"
+is "$("$JUDGE" "$dir"/apart/*.tsv)" "$b" "judge/reproducible: the same output twice"
+
+# Known medians: every run of 'flat' has the same level, noise 0.
+seed=3
+NOISE=0 runs flat user 5 100 20000 1500
+out=$("$JUDGE" "$dir"/flat/*.tsv)
+is "$(line "$out" user rps | grep -o ' median=[^ ]* lo=[^ ]* hi=[^ ]*')" " median=20000 lo=20000 hi=20000" \
+	"judge/rps: ok samples over elapsed_s"
+is "$(line "$out" user cpu | grep -o ' n=5 excluded=0 median=[^ ]*')" " n=5 excluded=0 median=15.00" \
+	"judge/cpu: server_cpu_us_per_echo as it is"
+
+# ---- client-bound runs -------------------------------------------------------------
+
+seed=5
+runs bound user 5 100 20000 1500
+runs bound other 5 100 20000 1500
+BOUND=client mkrun bound/other-6.tsv other 6 5000 500 1500
+BOUND=client mkrun bound/other-7.tsv other 7 5000 500 1500
+out=$("$JUDGE" "$dir"/bound/*.tsv)
+like "$(line "$out" other p99)" " n=5 excluded=2 " "judge/client-bound: left out of p99 and counted"
+like "$(line "$out" other rps)" " n=5 excluded=2 " "judge/client-bound: left out of rps and counted"
+like "$(line "$out" other cpu)" " n=7 excluded=0 " "judge/client-bound: kept for cpu"
+no_difference "judge/client-bound: their latency does not make a difference" "$out" other
+
+# ---- too few runs, absent figures, which time ------------------------------------------
+
+seed=9
+runs few user 5 100 20000 1500
+runs few two 2 50 40000 700
+out=$("$JUDGE" "$dir"/few/*.tsv)
+is "$(verdict "$out" two p50)" "too few runs" "judge/two runs: too few runs (p50)"
+is "$(verdict "$out" two cpu)" "too few runs" "judge/two runs: too few runs (cpu)"
+like "$(line "$out" two p50)" " ratio=0\.[0-9]+ ratio_lo=- ratio_hi=- " "judge/two runs: the ratio, no interval"
+out=$("$JUDGE" --baseline two "$dir"/few/*.tsv)
+is "$(verdict "$out" user rps)" "too few runs" "judge/a baseline of two runs: too few runs"
+
+seed=11
+runs old user 5 100 20000 1500
+NOCPU=1 runs old old 5 100 20000 1500
+out=$("$JUDGE" "$dir"/old/*.tsv)
+like "$(line "$out" old cpu)" " n=0 excluded=0 median=- lo=- hi=- .* verdict=too few runs$" \
+	"judge/no server_cpu_us_per_echo: the figure is absent"
+
+seed=13
+runs stamps user 5 100 20000 1500
+NOSTAMP=1 runs stamps bypass 5 100 20000 1500
+out=$("$JUDGE" "$dir"/stamps/*.tsv)
+like "$(line "$out" user p50)" " source=rtt_us " "judge/a server without arrival stamps: every latency from rtt_us"
+like "$("$JUDGE" "$dir"/stamps/user-*.tsv)" "figure=p50 source=arrival_us " \
+	"judge/every echo stamped: latency from arrival_us"
+
+seed=15
+runs window user 5 100 20000 1500
+WINDOW=0.5 mkrun window/user-9.tsv user 9 100 20000 1500
+out=$("$JUDGE" "$dir"/window/user-9.tsv)
+like "$(line "$out" user rps)" " source=window_s n=1 excluded=0 median=400 " "judge/rps: window_s first (200 ok over 0.5 s)"
+
+sed 's/^# label=user$/# server=user/' "$dir"/window/user-9.tsv >"$dir/server.tsv"
+like "$("$JUDGE" "$dir/server.tsv")" "^judge label=user figure=p50 " "judge/no label: server= names the server"
+
+gzip -k "$dir"/apart/fast-*.tsv
+out=$("$JUDGE" "$dir"/apart/user-*.tsv "$dir"/apart/fast-*.tsv.gz)
+is "$(verdict "$out" fast p50)" faster "judge/gzipped raw files"
+
+# ---- bad input -----------------------------------------------------------------------
+
+# fails NAME STATUS WHY ARGS...: judge exits STATUS, stderr's first line WHY.
+fails() {
+	local name=$1 status=$2 why=$3 err rc
+	shift 3
+	err=$("$JUDGE" "$@" 2>&1 >/dev/null)
+	rc=$?
+	is "$rc" "$status" "judge/$name: exit $status"
+	like "${err%%$'\n'*}" "^judge: $why" "judge/$name: says why"
+}
+printf 'not a raw file\n' >"$dir/garbage.tsv"
+SWEEP=10 mkrun sweep-a.tsv user 1 100 20000 1500
+SWEEP=100 mkrun sweep-b.tsv user 2 100 20000 1500
+fails "no files" 2 "no raw files" --markdown
+fails "unknown flag" 2 "unknown option '--no-such-flag'" --no-such-flag "$dir"/apart/user-1.tsv
+fails "bad threshold" 2 "--threshold: 'x' is not a percentage" --threshold x "$dir"/apart/user-1.tsv
+fails "missing file" 1 "cannot read '$dir/missing.tsv'" "$dir"/apart/user-1.tsv "$dir/missing.tsv"
+fails "not a raw file" 1 ".*not a bench raw file" "$dir/garbage.tsv"
+fails "no baseline" 1 "no runs of the baseline 'user' among those of fast: name one with --baseline" \
+	"$dir"/apart/fast-*.tsv
+fails "two sweep values" 1 ".*different sweep values" "$dir/sweep-a.tsv" "$dir/sweep-b.tsv"
+
+# ---- markdown --------------------------------------------------------------------------
+
+out=$("$JUDGE" --markdown "$dir"/apart/*.tsv "$dir"/few/two-*.tsv)
+like "$out" $'\n\\| server \\| runs \\| p50 \\(us\\) \\| p50 vs user \\|' "judge/--markdown: the table's header"
+like "$(grep '^| fast |' <<<"$out")" "^\| fast \| 5 \| [0-9.]+ \[[0-9.]+, [0-9.]+\] \| 0\.[0-9]+ \[0\.[0-9]+, 0\.[0-9]+\] faster \|.* cheaper \|$" \
+	"judge/--markdown: a row with medians, intervals and verdicts"
+like "$(grep '^| two |' <<<"$out")" "too few runs" "judge/--markdown: too few runs said"
+like "$out" "beyond 1 ± 3% .*left out of latency" "judge/--markdown: the paragraph says the threshold and what is left out"
+
+done_testing
