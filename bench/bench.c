@@ -132,7 +132,7 @@ static void usage(FILE *f)
 "  -h, --help          this text\n"
 "\n"
 "Output: the raw file (format in bench/rawfile.h), one row per sample,\n"
-"'thread round connect_us rtt_us arrival_us lag_us status sent_us', under\n"
+"'thread round connect_us rtt_us arrival_us lag_us sent_us status', under\n"
 "'# key=value' metadata lines; then on stdout one line:\n"
 "summary label= threads= rounds= samples= ok= failed= p50_us= p90_us=\n"
 "        p99_us= p999_us= max_us= mean_us= sd_us= rps= arrival_n=\n"
@@ -887,6 +887,11 @@ static void say_cpu(const struct cpu_use *server, const struct cpu_use *client,
 		us_per(client->sys_s, echoes),
 		us_per(client->softirq_s, echoes),
 		us_per(client->irq_s, echoes), client_list);
+	if ((server->sampled_s == 0 && server->busy_s > 0) ||
+	    (client->sampled_s == 0 && client->busy_s > 0))
+		fprintf(stderr, "  (no tick of /proc/stat fell in the busy time of %s: its kinds are unknown and counted as sys)\n",
+			server->sampled_s == 0 && server->busy_s > 0 ?
+			"the server's CPUs" : "the client's CPUs");
 }
 
 int main(int argc, char **argv)

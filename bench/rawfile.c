@@ -55,10 +55,10 @@ char *raw_put_row(char *p, const struct raw_sample *s)
 	*p++ = '\t';
 	p = put_us(p, s->lag_ns);
 	*p++ = '\t';
+	p = put_us(p, s->sent_ns);
+	*p++ = '\t';
 	while (*name)
 		*p++ = *name++;
-	*p++ = '\t';
-	p = put_us(p, s->sent_ns);
 	*p++ = '\n';
 	return p;
 }

@@ -7,8 +7,8 @@
  *   # key=value                  metadata: before the rows, and those
  *   ...                          known at the end (elapsed_s, the CPU
  *                                per echo, client_*) after them
- *   # columns=thread<TAB>round<TAB>connect_us<TAB>rtt_us<TAB>arrival_us<TAB>lag_us<TAB>status<TAB>sent_us
- *   0<TAB>0<TAB>41.2<TAB>88.0<TAB>61.5<TAB>-<TAB>ok<TAB>1204.3
+ *   # columns=thread<TAB>round<TAB>connect_us<TAB>rtt_us<TAB>arrival_us<TAB>lag_us<TAB>sent_us<TAB>status
+ *   0<TAB>0<TAB>41.2<TAB>88.0<TAB>61.5<TAB>-<TAB>1204.3<TAB>ok
  *
  * One row per sample (message). Times are microseconds with one decimal;
  * '-' where there is none.
@@ -25,15 +25,14 @@
  *               rtt_us - arrival_us is the client's own delay.
  *   lag_us      rate mode (--rate): how late the message left against its
  *               intended send time; '-' in closed loop
- *   status      ok, or why the sample failed (timeout, refused, reset,
- *               eof, mismatch, noport, error, aborted)
  *   sent_us     when the message was sent, from the moment the threads
  *               were let go (CLOCK_MONOTONIC); '-' for a sample never
  *               sent (a failed connect, an aborted message). The measured
  *               span, first send to last completion, is
  *               max(sent_us + rtt_us - lag_us) - min(sent_us) ('-' lag: 0):
- *               what elapsed_s holds and --summarize divides by. Last, so
- *               the columns before it keep their positions.
+ *               what elapsed_s holds and --summarize divides by.
+ *   status      ok, or why the sample failed (timeout, refused, reset,
+ *               eof, mismatch, noport, error, aborted)
  *
  * A --warmup run writes no row for a message sent in the warm-up: every
  * row is measured (the count left out is the metadata's warmup_samples).
@@ -42,9 +41,10 @@
  * a server stall shows in full (no coordinated omission); from the actual
  * send they are rtt_us - lag_us and arrival_us - lag_us.
  *
- * Readers find the columns by name in the columns line. Files from before
- * sent_us have seven columns and take their span from elapsed_s; files
- * from before arrival_us and lag_us existed have no columns line and five
+ * Readers find the columns by name in the columns line; status is always
+ * the last one (scripts' awk reads it as $NF). Files from before sent_us
+ * have seven columns and take their span from elapsed_s; files from
+ * before arrival_us and lag_us existed have no columns line and five
  * columns: thread, round, connect_us, rtt_us, status.
  */
 #ifndef BENCH_RAWFILE_H
@@ -56,7 +56,7 @@
 #include <stdio.h>
 #include <zlib.h>
 
-#define RAW_COLUMNS "thread\tround\tconnect_us\trtt_us\tarrival_us\tlag_us\tstatus\tsent_us"
+#define RAW_COLUMNS "thread\tround\tconnect_us\trtt_us\tarrival_us\tlag_us\tsent_us\tstatus"
 #define RAW_ROW_MAX 160			/* longest row raw_put_row writes */
 #define RAW_NO_TIME UINT64_MAX		/* a time written as '-' */
 

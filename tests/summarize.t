@@ -85,12 +85,12 @@ like "$out" "lacks thread, rtt_us or status" "summarize/columns line without rtt
 # echo; elapsed_s (1 s) is what a file without sent_us would use.
 {
 	printf '# label=span\n# threads=1\n# rounds=1\n'
-	printf '# columns=thread\tround\tconnect_us\trtt_us\tarrival_us\tlag_us\tstatus\tsent_us\n'
+	printf '# columns=thread\tround\tconnect_us\trtt_us\tarrival_us\tlag_us\tsent_us\tstatus\n'
 	for ((i = 0; i < 9; i++)); do
-		printf '0\t0\t-\t100.0\t-\t-\tok\t%d.0\n' $((i * 100))
+		printf '0\t0\t-\t100.0\t-\t-\t%d.0\tok\n' $((i * 100))
 	done
-	printf '0\t0\t-\t150.0\t-\t50.0\tok\t900.0\n'
-	printf '0\t1\t20.0\t-\t-\t-\trefused\t-\n'
+	printf '0\t0\t-\t150.0\t-\t50.0\t900.0\tok\n'
+	printf '0\t1\t20.0\t-\t-\t-\t-\trefused\n'
 	printf '# elapsed_s=1.0\n'
 } >"$dir/span.tsv"
 out=$("$BENCH" --summarize "$dir/span.tsv")
