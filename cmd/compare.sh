@@ -557,7 +557,10 @@ write_summary() {
 			echo
 			echo "### CPU per echo, by kind (all runs pooled)"
 			echo
-			echo "| server | server CPU | usr | sys | softirq | irq | CPUs counted | client CPU |"
+			echo "Microseconds per echo. Scope: split, the server's CPUs only; all, every"
+			echo "CPU (the client's too); shared, CPUs server and client both ran on."
+			echo
+			echo "| server | server CPU | usr | sys | softirq | irq | scope | client CPU |"
 			echo "|---|---|---|---|---|---|---|---|"
 			for s in "${MEASURED[@]}"; do
 				mapfile -t files < <(run_files "$s" "$v")
@@ -622,7 +625,7 @@ cpu_row() {
 		parse($0, m)
 		printf "%s | %s | %s | %s | %s | %s | %s", v("server_cpu_us_per_echo"), v("server_usr_us_per_echo"),
 			v("server_sys_us_per_echo"), v("server_softirq_us_per_echo"), v("server_irq_us_per_echo"),
-			("server_cpus" in m ? m["server_cpus"] : "-"), v("client_cpu_us_per_echo")
+			("cpu_scope" in m ? m["cpu_scope"] : "-"), v("client_cpu_us_per_echo")
 	}' <<<"$1"
 }
 
