@@ -156,7 +156,7 @@ static size_t rtt_cap, arrival_cap;
 /* Reads one raw file into *run; 0, or 1 after saying why not. */
 static int read_run(const char *path, struct run *run)
 {
-	double elapsed = NAN, window = NAN;
+	double elapsed = NAN, window = NAN, full_ok = NAN, ok;
 	char server[NAME_MAX_LEN] = "";
 	struct stats s;
 	struct raw_reader r;
@@ -193,6 +193,8 @@ static int read_run(const char *path, struct run *run)
 				run->cpu = number(e.value);
 			else if (!strcmp(e.key, "bottleneck"))
 				run->client_bound = !strcmp(e.value, "client");
+			else if (!strcmp(e.key, "full_ok"))
+				full_ok = number(e.value);
 			continue;
 		}
 		if (strcmp(e.status, "ok"))
@@ -219,12 +221,16 @@ static int read_run(const char *path, struct run *run)
 	if (!run->label[0])
 		snprintf(run->label, sizeof(run->label), "%s",
 			 server[0] ? server : "unknown");
-	/* window_s, where bench gives it, is the measured window itself. */
+	/* window_s, where bench gives it, is the measured window itself. A
+	 * thinned file (results/thin.sh) keeps every Kth row and the run's
+	 * count of ok samples as full_ok: its percentiles come from the rows
+	 * kept, its rate from every sample. */
 	run->window = window > 0;
+	ok = full_ok > 0 ? full_ok : (double)run->ok;
 	if (run->window)
-		run->rps = (double)run->ok / window;
+		run->rps = ok / window;
 	else if (elapsed > 0)
-		run->rps = (double)run->ok / elapsed;
+		run->rps = ok / elapsed;
 	else
 		run->rps = NAN;
 	stats_compute(rtt, nrtt, &s);

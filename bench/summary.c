@@ -62,11 +62,13 @@ void summary_print(struct summary *s)
 	       "arrival_p99_us=%.1f arrival_p999_us=%.1f arrival_max_us=%.1f "
 	       "client_rq_share=%.2f",
 	       s->label, s->threads, s->rounds,
-	       (unsigned long long)s->samples, s->n,
+	       (unsigned long long)s->samples, s->n + (size_t)s->extra_ok,
 	       (unsigned long long)s->failed, rtt.p50, rtt.p90, rtt.p99,
 	       rtt.p999, rtt.max, rtt.mean, rtt.sd,
-	       s->elapsed_s > 0 ? (double)s->n / s->elapsed_s : 0.0,
-	       s->narrival, arr.p50, arr.p90, arr.p99, arr.p999, arr.max,
+	       s->elapsed_s > 0 ?
+		(double)(s->n + s->extra_ok) / s->elapsed_s : 0.0,
+	       s->narrival + (size_t)s->extra_arrival,
+	       arr.p50, arr.p90, arr.p99, arr.p999, arr.max,
 	       s->rq_share);
 	printf(" server_cpu_us_per_echo=%.2f server_usr_us_per_echo=%.2f "
 	       "server_sys_us_per_echo=%.2f server_softirq_us_per_echo=%.2f "
@@ -90,7 +92,31 @@ struct file_part {
 	struct summary_cpu server, client;
 	bool server_known, client_known;
 	uint64_t cpu_echoes;			/* cpu_echoes, if any */
+	/* A thinned file: its rows, and the run's counts (full_*). */
+	bool thinned;
+	uint64_t rows, rows_failed, rows_arrival;
+	uint64_t full_samples, full_ok, full_failed, full_arrival;
 };
+
+/* A thinned file's full_* key into part; false when key is none. */
+static bool full_key(struct file_part *f, const char *key, const char *value)
+{
+	uint64_t v = strtoull(value, NULL, 10);
+
+	if (!strcmp(key, "thinned"))
+		f->thinned = v > 1;
+	else if (!strcmp(key, "full_samples"))
+		f->full_samples = v;
+	else if (!strcmp(key, "full_ok"))
+		f->full_ok = v;
+	else if (!strcmp(key, "full_failed"))
+		f->full_failed = v;
+	else if (!strcmp(key, "full_arrival_n"))
+		f->full_arrival = v;
+	else
+		return false;
+	return true;
+}
 
 /* A CPU metadata key of a raw file ("server_busy_s", ...) into part;
  * false when key is none of them. */
@@ -146,9 +172,19 @@ static void pool_cpu(struct summary_cpu *to, const struct summary_cpu *c,
 /* Adds a file's span and CPU time to the pooled summary. */
 static void pool_file(struct summary *s, const struct file_part *f)
 {
-	uint64_t echoes = f->cpu_echoes ? f->cpu_echoes : f->ok;
+	uint64_t echoes = f->cpu_echoes ? f->cpu_echoes :
+			  f->thinned ? f->full_ok : f->ok;
 
-	if (f->last_done_us >= f->first_sent_us)
+	if (f->thinned) {
+		/* Its rows were counted as they came: add the rest. */
+		s->samples += f->full_samples - f->rows;
+		s->failed += f->full_failed - f->rows_failed;
+		s->extra_ok += f->full_ok - f->ok;
+		s->extra_arrival += f->full_arrival - f->rows_arrival;
+	}
+	if (f->thinned && f->elapsed_s > 0)
+		s->elapsed_s += f->elapsed_s;	/* the rows lost the ends */
+	else if (f->last_done_us >= f->first_sent_us)
 		s->elapsed_s += (f->last_done_us - f->first_sent_us) / 1e6;
 	else
 		s->elapsed_s += f->elapsed_s;
@@ -217,7 +253,8 @@ int summary_of_files(const char *prog, int nfiles, char **files,
 						snprintf(scope, sizeof(scope), "mixed");
 					else
 						snprintf(scope, sizeof(scope), "%s", e.value);
-				} else if (cpu_key(&f, e.key, e.value)) {
+				} else if (cpu_key(&f, e.key, e.value) ||
+					   full_key(&f, e.key, e.value)) {
 					continue;
 				} else if (!strcmp(e.key, "client_rq_wait_s")) {
 					wait_s += strtod(e.value, NULL);
@@ -227,6 +264,7 @@ int summary_of_files(const char *prog, int nfiles, char **files,
 				continue;
 			}
 			s.samples++;
+			f.rows++;
 			/* The span: first send to last completion; rtt_us
 			 * counts from the intended send, lag_us before it. */
 			if (!isnan(e.sent_us) && !isnan(e.rtt_us)) {
@@ -240,9 +278,11 @@ int summary_of_files(const char *prog, int nfiles, char **files,
 			}
 			if (strcmp(e.status, "ok")) {
 				s.failed++;
+				f.rows_failed++;
 				continue;
 			}
 			f.ok++;
+			f.rows_arrival += !isnan(e.arrival_us);
 			if (metric) {
 				double v = strcmp(metric, "rtt") ? e.arrival_us
 								 : e.rtt_us;

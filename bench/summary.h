@@ -49,6 +49,9 @@ struct summary {
 	double *arrival;		/* the arrival_us of those that have one */
 	size_t narrival;
 	double elapsed_s;
+	/* Samples thinned files (results/thin.sh) stand for beyond their
+	 * rows: counted in ok=, arrival_n= and the rate, not in percentiles. */
+	uint64_t extra_ok, extra_arrival;
 	double *delay;			/* rtt_us - arrival_us, where stamped */
 	double delay_share;		/* sum(delay) / sum(rtt); NAN: not known */
 	double rq_share;		/* NAN: not known */

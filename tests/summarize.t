@@ -21,7 +21,7 @@ raw() {
 raw 1 60 >"$dir/a.tsv"
 raw 61 100 >"$dir/b.tsv"
 
-plan 31
+plan 37
 
 out=$("$BENCH" --summarize "$dir/a.tsv" "$dir/b.tsv")
 ok $? "summarize/exit 0"
@@ -133,5 +133,29 @@ is "$(field "$out" server_cpu_us_per_echo)" 5.00 "summarize/cpu: a file without 
 out=$("$BENCH" --summarize "$dir/cpu-old.tsv")
 is "$(field "$out" server_cpu_us_per_echo)/$(field "$out" cpu_scope)" nan/unknown \
 	"summarize/cpu: none known: nan"
+
+# results/thin.sh: a thinned file keeps its counts, its rate and its CPU per
+# echo exactly (metadata); its percentiles come from the rows kept.
+mkdir -p "$dir/thin"
+{
+	printf '# label=user\n# repeat=1\n# columns=thread\tround\tconnect_us\trtt_us\tarrival_us\tlag_us\tstatus\n'
+	for ((i = 1; i <= 1000; i++)); do printf '0\t0\t-\t%d.0\t%d.0\t-\tok\n' "$i" "$i"; done
+	printf '0\t0\t-\t9.0\t-\t-\ttimeout\n'
+	printf '# elapsed_s=2.000\n# window_s=2.000\n# server_cpu_us_per_echo=7.500\n# bottleneck=server\n'
+} >"$dir/thin/user-1.tsv"
+before=$("$BENCH" --summarize "$dir/thin/user-1.tsv")
+jbefore=$("$JUDGE" "$dir/thin/user-1.tsv" | grep -E 'figure=(rps|cpu) ')
+"$ROOT/results/thin.sh" 10 "$dir/thin" >/dev/null
+ok $? "summarize/thin: thin.sh 10 exits 0"
+after=$("$BENCH" --summarize "$dir/thin/user-1.tsv.gz")
+is "$(field "$after" samples)/$(field "$after" ok)/$(field "$after" failed)/$(field "$after" rps)/$(field "$after" arrival_n)" \
+	"$(field "$before" samples)/$(field "$before" ok)/$(field "$before" failed)/$(field "$before" rps)/$(field "$before" arrival_n)" \
+	"summarize/thin: samples, ok, failed, rps and arrival_n as before thinning"
+is "$(gzip -dc "$dir/thin/user-1.tsv.gz" | grep -vc '^#')" 101 "summarize/thin: 1 in 10 ok rows kept, and the failed one"
+is "$(field "$after" p50_us)" 491.0 "summarize/thin: percentiles from the rows kept"
+is "$("$JUDGE" "$dir/thin/user-1.tsv.gz" | grep -E 'figure=(rps|cpu) ')" "$jbefore" \
+	"summarize/thin: judge's rps and cpu as before thinning"
+out=$("$ROOT/results/thin.sh" 10 "$dir/thin" 2>&1)
+like "$?/$out" "^1/thin.sh: .*user-1.tsv.gz is thinned already" "summarize/thin: a second thinning is refused"
 
 done_testing

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# thin.sh K DIR... - make a comparison small enough to commit.
+#
+# A 5 s run at 75,000 echoes a second is 15 MB of raw rows; a comparison
+# is twenty of them. thin.sh keeps every failed row and every Kth ok row of
+# each raw file (*.tsv, *.tsv.gz), writes the run's own counts on top
+# (thinned=K, full_samples, full_ok, full_failed, full_arrival_n) and
+# gzips it. bench --summarize and bench/judge read those counts: a thinned
+# file keeps its exact sample counts, request rate and CPU per echo (all
+# metadata); its percentiles come from the rows kept, a systematic sample
+# of 1 in K. summary.md, written from every row, stays as it was.
+set -euo pipefail
+
+usage() { sed -n '/^# thin.sh/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"; }
+
+# thin_file K FILE: FILE.gz with 1 in K ok rows; the original removed.
+thin_file() {
+	local k=$1 f=$2 plain tmp
+	plain=${f%.gz}
+	tmp=$(mktemp "$plain.XXXXXX")
+	gzip -dcf "$f" | awk -F'\t' -v k="$k" -v name="$f" '
+		# The first pass counts (the file is read twice), the second writes.
+		FNR == 1 { pass++ }
+		pass == 1 {
+			if (/^# thinned=/) { print "thin.sh: " name " is thinned already" > "/dev/stderr"; exit 1 }
+			if (/^# columns=/) {
+				cols = substr($0, 11); n = split(cols, c, "\t")
+				for (i = 1; i <= n; i++) col[c[i]] = i
+				next
+			}
+			if (/^#/) next
+			samples++
+			if ($col["status"] != "ok") { failed++; next }
+			ok++
+			if ($col["arrival_us"] != "-" && $col["arrival_us"] != "") arrival++
+			next
+		}
+		/^# columns=/ {
+			printf "# thinned=%d\n# full_samples=%d\n# full_ok=%d\n# full_failed=%d\n# full_arrival_n=%d\n",
+				k, samples, ok, failed, arrival
+			print; next
+		}
+		/^#/ { print; next }
+		$col["status"] != "ok" { print; next }
+		{ if (seen++ % k == 0) print }
+	' - <(gzip -dcf "$f") >"$tmp" || { rm -f "$tmp"; return 1; }
+	gzip -9 -c "$tmp" >"$plain.gz"
+	rm -f "$tmp"
+	[[ $f == "$plain.gz" ]] || rm -f "$f"
+}
+
+main() {
+	local k=${1:-} d f
+	[[ $k != -h && $k != --help ]] || { usage; return 0; }
+	[[ $k =~ ^[1-9][0-9]*$ && $# -ge 2 ]] || { usage >&2; exit 2; }
+	shift
+	for d in "$@"; do
+		[[ -d $d ]] || { echo "thin.sh: '$d' is no directory" >&2; exit 2; }
+		for f in "$d"/*.tsv "$d"/*.tsv.gz; do
+			[[ -e $f ]] || continue
+			thin_file "$k" "$f"
+		done
+		echo "thin.sh: $d: 1 in $k ok rows kept, $(du -sh "$d" | cut -f1)"
+	done
+}
+
+main "$@"
