@@ -166,7 +166,7 @@ else
 fi
 
 # Nowhere placed: the figure covers every CPU, and bench says so.
-"$RUN" user >/dev/null
+"$RUN" user --cpus all >/dev/null
 c=$dir/cpu-all.tsv
 out=$(bounded 30 "$BENCH" -p "$PORT" -t 2 -d 1 -o "$c" 2>&1)
 is "$(meta "$c" cpu_scope)/$(meta "$c" server_cpus_from)" all/all "cpu/unplaced: cpu_scope=all"
