@@ -82,6 +82,8 @@ Placement (recorded in meta.txt and every raw file):
                  the other half, joined by a veth pair; each end's receive
                  processing (RPS) on its own side's CPUs, so the server's
                  CPUs do what a server machine would, no more
+  --netns        the default placement, said explicitly (older command
+                 lines used it for two namespaces)
   --loopback     one network stack: bench and the server over 127.0.0.1,
                  the loopback's receive processing on the server's CPUs
                  (the server's CPUs then also receive the client's echoes)
