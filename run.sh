@@ -74,7 +74,8 @@ Options:
   -h, --help    this text
 
 SERVER-ARGS for kecho are module parameters: mode=unbound|bound|kthread,
-backlog=N (its address and port come from --addr and --port). State lives in $STATE_DIR. While a server runs, net.core.somaxconn and
+backlog=N (--addr and --port become its addr= and port=). State lives in
+$STATE_DIR. While a server runs, net.core.somaxconn and
 net.ipv4.tcp_max_syn_backlog are raised to at least $WANT_BACKLOG,
 net.ipv4.tcp_max_tw_buckets to $WANT_TW_BUCKETS and net.core.netdev_max_backlog
 to $WANT_NETDEV_BACKLOG if they are lower; stop restores them.
