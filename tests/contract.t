@@ -133,7 +133,7 @@ contract() {
 	# the server (its log; kecho in dmesg) say who can connect.
 	mark=$(dmesg_mark)
 	out=$("$RUN" "$server" --addr 0.0.0.0 "$@" 2>&1)
-	ok $? "$label/addr-any: run.sh $server --addr 0.0.0.0 $*"
+	ok $? "$label/addr-any: run.sh $server --addr 0.0.0.0${*:+ $*}"
 	listens_on "$label/addr-any: listens on 0.0.0.0" 0.0.0.0
 	like "$out" "0\.0\.0\.0.*any host that can reach this machine can connect" \
 		"$label/addr-any: run.sh warns that any host can connect"
