@@ -67,7 +67,7 @@ scale() {
 	[[ " $* " != *" --bypass "* ]] || prefix=("$RUN" client)
 	base=$(leftovers_or_why) || { ok 1 "$label: leftovers before the start (a tool failed)"; diag "$base"; return; }
 	"$RUN" "$server" --addr "$host" "$@" >/dev/null
-	ok $? "$label: run.sh $server $* on a loopback address of its own"
+	ok $? "$label: run.sh $server${*:+ $*} on a loopback address of its own"
 	pid=$(server_pid)
 	mem0=$(memory_of "$pid")
 
