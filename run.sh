@@ -17,8 +17,8 @@ prog_name run.sh "./run.sh --help"
 
 usage() {
 	cat <<EOF
-Usage: sudo ./run.sh SERVER [--port N] [--cpus LIST] [--bypass] [-- SERVER-ARGS...]
-       sudo ./run.sh bench SERVER [--port N] [--cpus LIST] [--bypass] [--out DIR] [BENCH-ARGS...]
+Usage: sudo ./run.sh SERVER [--port N] [--addr ADDR] [--cpus LIST] [--bypass] [-- SERVER-ARGS...]
+       sudo ./run.sh bench SERVER [--port N] [--addr ADDR] [--cpus LIST] [--bypass] [--out DIR] [BENCH-ARGS...]
        sudo ./run.sh client COMMAND [ARGS...]
        sudo ./run.sh --vm [--kernel VERSION] SERVER [--port N] [BENCH-ARGS...]
        sudo ./run.sh compare [--loopback | --vm [--kernel VERSION]] [--netem SPEC] [--bypass] [--workload W] [--repeat N] [--servers L,...] [--sweep K=V,...] [--cpus auto|none|LIST] [BENCH-ARGS...]
@@ -29,7 +29,8 @@ Usage: sudo ./run.sh SERVER [--port N] [--cpus LIST] [--bypass] [-- SERVER-ARGS.
 Servers: ${SERVERS[*]} (declared in servers/)
 
   SERVER        stop any running server of the suite, start SERVER detached,
-                wait until an echo round trip succeeds, print its pid and port
+                wait until an echo round trip succeeds, print its pid,
+                address and port
   bench SERVER  start SERVER, run bench/bench against it (default -t 1000
                 -r 10), print the summary and the raw file, stop SERVER;
                 with --bypass: user without and then with the bypass, side
@@ -54,6 +55,11 @@ Servers: ${SERVERS[*]} (declared in servers/)
 
 Options:
   --port N      port to serve on (default $DEFAULT_PORT)
+  --addr ADDR   IPv4 address to listen on (default $DEFAULT_ADDR: clients on
+                this machine only). A client on another machine (bench -H)
+                needs an address of an interface it can reach, or 0.0.0.0:
+                every interface, open to any host that can reach this
+                machine (run.sh warns). kecho takes it as addr=
   --cpus LIST   the server's CPUs (taskset -c syntax: 0, 0-1): its process
                 runs there, and so does the loopback's receive processing
                 (RPS), which carries ebpf's and kecho's echo. auto
@@ -68,7 +74,8 @@ Options:
   -h, --help    this text
 
 SERVER-ARGS for kecho are module parameters: mode=unbound|bound|kthread,
-backlog=N. State lives in $STATE_DIR. While a server runs, net.core.somaxconn and
+backlog=N (--addr and --port become its addr= and port=). State lives in
+$STATE_DIR. While a server runs, net.core.somaxconn and
 net.ipv4.tcp_max_syn_backlog are raised to at least $WANT_BACKLOG,
 net.ipv4.tcp_max_tw_buckets to $WANT_TW_BUCKETS and net.core.netdev_max_backlog
 to $WANT_NETDEV_BACKLOG if they are lower; stop restores them.
@@ -83,7 +90,7 @@ split_options() {
 	OUT=
 	while (($#)); do
 		case $1 in
-		--port | --cpus)
+		--port | --addr | --cpus)
 			(($# >= 2)) || usage_error "$1 needs a value"
 			START+=("$1" "$2")
 			shift 2
@@ -120,23 +127,28 @@ cmd_start() {
 
 # bench SERVER [OPTIONS] [BENCH-ARGS...]: the main job in one command.
 cmd_bench() {
-	local server=$1 port=$DEFAULT_PORT cpus='' i dir out rc=0
+	local server=$1 port=$DEFAULT_PORT addr=$DEFAULT_ADDR cpus='' bypass=0 i dir out rc=0
 	shift
 	split_options "$@"
 	set -- "${REST[@]}"
 	for ((i = 0; i < ${#START[@]}; i++)); do
 		case ${START[i]} in
 		--port) port=${START[i + 1]} ;;
+		--addr) addr=${START[i + 1]} ;;	# server_start checks it
 		--cpus) cpus=$(parse_cpus "${START[i + 1]}") ;;	# auto by default
-		--bypass)
-			front_serves bypass "$server" || usage_error "--bypass goes with the user server only"
-			# Without and with, same flags, one after the other, waiting
-			# out the first run's TIME_WAIT sockets: what compare does.
-			say "bench $server --bypass: $server without, then with the bypass (run.sh compare --bypass --repeat 1)"
-			ECHOLAB_PORT=$port exec "$ROOT/cmd/compare.sh" --bypass --repeat 1 ${OUT:+--out "$OUT"} "$@"
-			;;
+		--bypass) bypass=1 ;;
 		esac
 	done
+	if ((bypass)); then
+		front_serves bypass "$server" || usage_error "--bypass goes with the user server only"
+		# The bypass joins two sockets of one stack: compare's loopback.
+		[[ $addr == "$DEFAULT_ADDR" ]] ||
+			usage_error "--bypass runs on $DEFAULT_ADDR (one network stack): leave out --addr"
+		# Without and with, same flags, one after the other, waiting
+		# out the first run's TIME_WAIT sockets: what compare does.
+		say "bench $server --bypass: $server without, then with the bypass (run.sh compare --bypass --repeat 1)"
+		ECHOLAB_PORT=$port exec "$ROOT/cmd/compare.sh" --bypass --repeat 1 ${OUT:+--out "$OUT"} "$@"
+	fi
 	if [[ -n $cpus ]]; then
 		[[ -n $(other_cpus "$cpus") ]] || usage_error "--cpus $cpus leaves no CPU for bench"
 		set -- --cpus "$(other_cpus "$cpus")" "$@"
@@ -150,7 +162,7 @@ cmd_bench() {
 	mkdir -p "$dir"
 	say "bench against $server: ${*:--t 1000 -r 10}"
 	# Defaults first: flags given later on the command line win.
-	"$BENCH" -t 1000 -r 10 -p "$port" -l "$server" -o "$out" \
+	"$BENCH" -t 1000 -r 10 -H "$(reach_addr "$addr")" -p "$port" -l "$server" -o "$out" \
 		--meta "where=${ECHOLAB_WHERE:-native}" "$@" || rc=$?
 	[[ " $* " != *" -q "* && " $* " != *" --quiet "* ]] || say "raw samples: $out"
 	server_stop

@@ -372,6 +372,9 @@ run_one() {
 	while (($#)) && [[ $1 != -- ]]; do extra+=("$1"); shift; done
 	shift
 	[[ -z $SERVER_CPUS ]] || place+=(--cpus "$SERVER_CPUS")
+	# Two machines: the server listens on its veth end, as a server
+	# machine would on its interface (on loopback by default).
+	! two_machine || place+=(--addr "$NS_SRV_IP")
 	if two_machine; then netns_up; else drain_time_wait; fi
 	# A subshell: a server that cannot start ends it, not the comparison.
 	(server_start "$server" --port "$PORT" "${place[@]}" "$@") 2>&1 | sed 's/^/    /'

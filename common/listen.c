@@ -1,25 +1,46 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "listen.h"
 
-static struct sockaddr_in any_addr(unsigned int port)
+struct in_addr parse_addr(const char *name, const char *s)
+{
+	struct in_addr a;
+
+	/* inet_pton takes exactly four decimal parts, each at most 255. */
+	if (inet_pton(AF_INET, s, &a) != 1)
+		usage_error("%s: '%s' is not an IPv4 address (a dotted quad such as %s or 0.0.0.0)",
+			    name, s, DEFAULT_ADDR);
+	return a;
+}
+
+void warn_if_any_addr(struct in_addr addr)
+{
+	if (addr.s_addr == htonl(INADDR_ANY))
+		fprintf(stderr, "%s: warning: listening on 0.0.0.0 (every interface): any host that can reach this machine can connect\n",
+			prog);
+}
+
+static struct sockaddr_in sockaddr_of(struct in_addr addr, unsigned int port)
 {
 	struct sockaddr_in sa = {
 		.sin_family = AF_INET,
 		.sin_port = htons((unsigned short)port),
-		.sin_addr.s_addr = htonl(INADDR_ANY),
+		.sin_addr = addr,
 	};
 
 	return sa;
 }
 
-int check_port_free(unsigned int port)
+int check_port_free(struct in_addr addr, unsigned int port)
 {
-	struct sockaddr_in sa = any_addr(port);
+	struct sockaddr_in sa = sockaddr_of(addr, port);
 	int one = 1, err = 0, fd;
 
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -32,9 +53,10 @@ int check_port_free(unsigned int port)
 	return err;
 }
 
-int open_listener(unsigned int port, int backlog, int extra_type)
+int open_listener(struct in_addr addr, unsigned int port, int backlog,
+		  int extra_type)
 {
-	struct sockaddr_in sa = any_addr(port);
+	struct sockaddr_in sa = sockaddr_of(addr, port);
 	int one = 1, fd, err;
 
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | extra_type, 0);
@@ -59,6 +81,8 @@ const char *bind_hint(int err)
 		return "another program holds the port: stop it (./run.sh stop) or pick another with --port";
 	case EACCES:
 		return "ports below 1024 need root (or CAP_NET_BIND_SERVICE)";
+	case EADDRNOTAVAIL:
+		return "no interface of this machine has that address: pick one 'ip -4 addr' lists with --addr";
 	default:
 		return "check the port and the system limits";
 	}

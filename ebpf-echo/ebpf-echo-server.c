@@ -34,6 +34,7 @@
 #include "echo.skel.h"
 
 #define DEFAULT_PORT		12345
+#define DEFAULT_ADDR		"127.0.0.1"	/* this machine only */
 #define DEFAULT_BACKLOG		4096
 /* Listener (and so accepted socket) buffers; see README "Buffer sizes". */
 #define DEFAULT_SNDBUF		(4 << 20)
@@ -47,6 +48,7 @@
 #define SWEEP_MS		200	/* read quiet connections this often */
 
 static struct env {
+	struct in_addr addr;
 	int port;
 	int backlog;
 	bool verbose;
@@ -94,11 +96,14 @@ static struct echo_userspace early, *us = &early;
 static struct own_cgroup cg;		/* <root>/ebpf-echo-<port> */
 
 static const char usage[] =
-"Usage: ebpf-echo-server [-p PORT] [-b BACKLOG] [-v] [--btf FILE]\n"
+"Usage: ebpf-echo-server [-p PORT] [--addr ADDR] [-b BACKLOG] [-v] [--btf FILE]\n"
 "                        [--cgroup-root DIR] [--sndbuf BYTES] [--rcvbuf BYTES]\n"
 "TCP echo server whose payload path runs in the kernel (sockmap + sk_skb).\n"
 "\n"
 "  -p, --port N           port to listen on (default 12345)\n"
+"      --addr ADDR        IPv4 address to listen on (default 127.0.0.1: this\n"
+"                         machine only); 0.0.0.0 is every interface, open to\n"
+"                         any host that can reach this machine\n"
 "  -b, --backlog N        listen() backlog (default 4096; capped by\n"
 "                         net.core.somaxconn)\n"
 "  -v, --verbose          libbpf's messages and connection events on stderr\n"
@@ -146,12 +151,13 @@ static bool parse_long(const char *s, long min, long max, long *out)
 	return true;
 }
 
-enum { OPT_BTF = 256, OPT_CGROUP_ROOT, OPT_SNDBUF, OPT_RCVBUF };
+enum { OPT_BTF = 256, OPT_CGROUP_ROOT, OPT_SNDBUF, OPT_RCVBUF, OPT_ADDR };
 
 static int parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "port", required_argument, NULL, 'p' },
+		{ "addr", required_argument, NULL, OPT_ADDR },
 		{ "backlog", required_argument, NULL, 'b' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -165,6 +171,7 @@ static int parse_args(int argc, char **argv)
 	long v, min = 0, max = 0;
 	int c, i;
 
+	inet_pton(AF_INET, DEFAULT_ADDR, &env.addr);
 	while ((c = getopt_long(argc, argv, "p:b:vh", opts, NULL)) != -1) {
 		for (i = 0; opts[i].name; i++)
 			if (opts[i].val == c)
@@ -175,6 +182,16 @@ static int parse_args(int argc, char **argv)
 			if (!parse_long(optarg, min, max, &v))
 				goto bad_value;
 			env.port = v;
+			break;
+		case OPT_ADDR:
+			/* Exactly four decimal parts, each at most 255. */
+			if (inet_pton(AF_INET, optarg, &env.addr) != 1) {
+				fprintf(stderr, "ebpf-echo-server: invalid value "
+					"'%s' for --addr (an IPv4 address, a dotted "
+					"quad such as 127.0.0.1 or 0.0.0.0)\n"
+					"Try 'ebpf-echo-server --help'.\n", optarg);
+				return -1;
+			}
 			break;
 		case 'b':
 			min = 1, max = INT_MAX;
@@ -658,7 +675,7 @@ static int open_listener(void)
 	struct sockaddr_in addr = {
 		.sin_family = AF_INET,
 		.sin_port = htons(env.port),
-		.sin_addr.s_addr = htonl(INADDR_ANY),
+		.sin_addr = env.addr,
 	};
 	int fd, one = 1, err;
 
@@ -681,9 +698,14 @@ static int open_listener(void)
 				"server is listening on it); stop that server "
 				"(see: ss -ltnp 'sport = :%d') or choose another "
 				"port with -p\n", env.port, env.port);
+		else if (err == -EADDRNOTAVAIL)
+			fprintf(stderr, "ebpf-echo-server: bind to %s: no interface "
+				"of this machine has that address; pick one "
+				"'ip -4 addr' lists with --addr\n",
+				inet_ntoa(env.addr));
 		else
-			fprintf(stderr, "ebpf-echo-server: bind to port %d: %s\n",
-				env.port, strerror(-err));
+			fprintf(stderr, "ebpf-echo-server: bind to %s port %d: %s\n",
+				inet_ntoa(env.addr), env.port, strerror(-err));
 		close(fd);
 		return err;
 	}
@@ -903,8 +925,13 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	srv.lfd = fd;
-	printf("listening on port %d (cgroup %s)\n", env.port, cg.path);
+	printf("listening on %s port %d (cgroup %s)\n", inet_ntoa(env.addr),
+	       env.port, cg.path);
 	fflush(stdout);
+	if (env.addr.s_addr == htonl(INADDR_ANY))
+		fprintf(stderr, "ebpf-echo-server: warning: listening on 0.0.0.0 "
+			"(every interface): any host that can reach this "
+			"machine can connect\n");
 
 	err = serve(skel);
 	if (err)

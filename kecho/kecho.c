@@ -20,6 +20,9 @@
  * rmmod, open connections are aborted (RST): the sockets are gone when
  * rmmod returns instead of lingering as orphans in FIN_WAIT.
  *
+ * It listens on 127.0.0.1 unless addr= names another address: a lab
+ * module must not open an in-kernel server to the network by default.
+ *
  * Counters are in /proc/kecho.
  */
 
@@ -38,6 +41,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/inet.h>
 #include <linux/tcp.h>
 #include <linux/workqueue.h>
 #include <net/sock.h>
@@ -58,6 +62,7 @@ static const char * const kecho_mode_names[] = {
 	[KECHO_KTHREAD] = "kthread",
 };
 
+static __be32 listen_addr = htonl(INADDR_LOOPBACK);
 static unsigned int port = 12345;
 static unsigned int backlog = 4096;
 static int mode = KECHO_UNBOUND;
@@ -79,6 +84,26 @@ static int kecho_set_uint(const char *val, const struct kernel_param *kp,
 static int kecho_set_port(const char *val, const struct kernel_param *kp)
 {
 	return kecho_set_uint(val, kp, 1, 65535);
+}
+
+/* An IPv4 dotted quad: four decimal parts, each at most 255. */
+static int kecho_set_addr(const char *val, const struct kernel_param *kp)
+{
+	const char *end;
+	__be32 a;
+
+	if (!in4_pton(val, -1, (u8 *)&a, -1, &end) || *end) {
+		pr_err("invalid %s=%s: expected an IPv4 address such as 127.0.0.1 or 0.0.0.0\n",
+		       kp->name, val);
+		return -EINVAL;
+	}
+	*(__be32 *)kp->arg = a;
+	return 0;
+}
+
+static int kecho_get_addr(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%pI4\n", kp->arg);
 }
 
 static int kecho_set_backlog(const char *val, const struct kernel_param *kp)
@@ -110,6 +135,11 @@ static const struct kernel_param_ops kecho_port_ops = {
 	.get = param_get_uint,
 };
 
+static const struct kernel_param_ops kecho_addr_ops = {
+	.set = kecho_set_addr,
+	.get = kecho_get_addr,
+};
+
 static const struct kernel_param_ops kecho_backlog_ops = {
 	.set = kecho_set_backlog,
 	.get = param_get_uint,
@@ -122,6 +152,9 @@ static const struct kernel_param_ops kecho_mode_ops = {
 
 module_param_cb(port, &kecho_port_ops, &port, 0444);
 MODULE_PARM_DESC(port, "TCP port to listen on, 1..65535 (default 12345)");
+module_param_cb(addr, &kecho_addr_ops, &listen_addr, 0444);
+MODULE_PARM_DESC(addr,
+		 "IPv4 address to listen on (default 127.0.0.1; 0.0.0.0: every interface, open to any host that can reach this machine)");
 module_param_cb(backlog, &kecho_backlog_ops, &backlog, 0444);
 MODULE_PARM_DESC(backlog,
 		 "Accept queue length, 1..65535 (default 4096; not capped by net.core.somaxconn)");
@@ -597,7 +630,7 @@ static int kecho_listen_open(void)
 {
 	struct sockaddr_in addr = {
 		.sin_family = AF_INET,
-		.sin_addr.s_addr = htonl(INADDR_ANY),
+		.sin_addr.s_addr = listen_addr,
 		.sin_port = htons(port),
 	};
 	struct socket *sock;
@@ -612,8 +645,9 @@ static int kecho_listen_open(void)
 	sock_set_reuseaddr(sock->sk);
 	err = kernel_bind(sock, (struct sockaddr *)&addr, sizeof(addr));
 	if (err) {
-		pr_err("cannot bind port %u: %d%s\n", port, err,
-		       err == -EADDRINUSE ? " (port in use)" : "");
+		pr_err("cannot bind %pI4 port %u: %d%s\n", &listen_addr, port, err,
+		       err == -EADDRINUSE ? " (port in use)" :
+		       err == -EADDRNOTAVAIL ? " (no interface has addr=)" : "");
 		goto err_release;
 	}
 	err = kernel_listen(sock, backlog);
@@ -643,12 +677,12 @@ static void kecho_listen_close(void)
 static int kecho_stats_show(struct seq_file *m, void *v)
 {
 	seq_printf(m,
-		   "open=%ld total=%ld bytes=%lld errors=%ld mode=%s port=%u backlog=%u\n",
+		   "open=%ld total=%ld bytes=%lld errors=%ld mode=%s addr=%pI4 port=%u backlog=%u\n",
 		   atomic_long_read(&kecho_open),
 		   atomic_long_read(&kecho_total),
 		   (long long)atomic64_read(&kecho_bytes),
 		   atomic_long_read(&kecho_errors),
-		   kecho_mode_names[mode], port, backlog);
+		   kecho_mode_names[mode], &listen_addr, port, backlog);
 	return 0;
 }
 
@@ -676,8 +710,10 @@ static int __init kecho_init(void)
 		pr_err("cannot start the listener thread: %d\n", err);
 		goto err_sock;
 	}
-	pr_info("listening on port %u, mode=%s, backlog=%u\n",
-		port, kecho_mode_names[mode], backlog);
+	pr_info("listening on %pI4 port %u, mode=%s, backlog=%u\n",
+		&listen_addr, port, kecho_mode_names[mode], backlog);
+	if (listen_addr == htonl(INADDR_ANY))
+		pr_warn("addr=0.0.0.0: listening on every interface: any host that can reach this machine can connect\n");
 	return 0;
 
 err_sock:

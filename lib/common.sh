@@ -57,6 +57,15 @@ join() {
 	echo "$out"
 }
 
+# ---- addresses ------------------------------------------------------------------
+
+# is_ipv4 ADDR: ADDR is an IPv4 dotted quad, four decimal parts of 0-255
+# without leading zeros: what the servers' --addr and kecho's addr= take.
+is_ipv4() {
+	local part='(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])'
+	[[ $1 =~ ^$part\.$part\.$part\.$part$ ]]
+}
+
 # ---- CPU lists (taskset -c syntax: 0, 0-1, 0,2-3) ----------------------------
 
 # cpu_mask LIST: the hex mask sysfs takes (rps_cpus).

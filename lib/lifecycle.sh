@@ -18,6 +18,9 @@ SERVER_LOG=$STATE_DIR/server.log
 BENCH=$ECHOLAB_ROOT/bench/bench
 JUDGE=$ECHOLAB_ROOT/bench/judge
 DEFAULT_PORT=12345
+# Where a server listens unless --addr says otherwise: this machine only. A
+# lab tool must not open a server (a kernel-mode one at that) to the network.
+DEFAULT_ADDR=127.0.0.1
 READY_TIMEOUT_S=5	# a server must answer an echo within this
 STOP_TIMEOUT_S=5	# SIGTERM grace period before SIGKILL
 WANT_BACKLOG=4096	# 1000 clients connecting at once fit with room
@@ -42,7 +45,7 @@ LO_RPS=/sys/class/net/lo/queues/rx-0/rps_cpus
 # state's netns); empty: this one.
 _lc_netns=
 
-# state KEY: what the lifecycle recorded (server, pid, port, exe, args,
+# state KEY: what the lifecycle recorded (server, pid, addr, port, exe, args,
 # cpus, netns, fronts, started, and each front's own), or nothing.
 state() { cat "$STATE_DIR/$1" 2>/dev/null || true; }
 
@@ -89,20 +92,20 @@ ensure_built() {
 
 # ---- a plain process server: the hooks' defaults ------------------------------
 
-# PORT ARGS...: the binary, detached, in its own session, in the server's
-# network namespace, on its CPUs and in its fronts; pid is set. $! must be
-# the server itself: front_enter's subshell, nsenter, setsid and taskset
-# exec, none of them forks.
+# PORT ADDR ARGS...: the binary, detached, in its own session, in the
+# server's network namespace, on its CPUs and in its fronts, listening on
+# ADDR (--addr); pid is set. $! must be the server itself: front_enter's
+# subshell, nsenter, setsid and taskset exec, none of them forks.
 default_start() {
-	local port=$1 bin enter=() place=()
-	shift
+	local port=$1 addr=$2 bin enter=() place=()
+	shift 2
 	[[ -z $_lc_netns ]] || enter=(nsenter --net="/run/netns/$_lc_netns")
 	[[ -z $(state cpus) ]] || place=(taskset -c "$(state cpus)")
 	bin=$(server_binary "$(state server)")
 	state_set exe "$bin"
 	# The server joins its fronts before it opens its listener: a socket
 	# belongs to the cgroup of the process that made it.
-	front_enter "${enter[@]}" setsid "${place[@]}" "$bin" --port "$port" "$@" \
+	front_enter "${enter[@]}" setsid "${place[@]}" "$bin" --port "$port" --addr "$addr" "$@" \
 		</dev/null >"$SERVER_LOG" 2>&1 &
 	pid=$!
 	wait_exec "$pid" "$bin"
@@ -216,10 +219,17 @@ place_server() {
 
 # ---- start and stop ------------------------------------------------------------
 
-# One real echo round trip: the only proof that a server serves.
+# reach_addr ADDR: the address a client here connects to for a server
+# listening on ADDR: ADDR itself, or loopback for 0.0.0.0 (every interface).
+reach_addr() {
+	if [[ $1 == 0.0.0.0 ]]; then echo 127.0.0.1; else echo "$1"; fi
+}
+
+# echo_ok PORT ADDR: one real echo round trip with the server listening on
+# ADDR, the only proof that a server serves.
 echo_ok() {
-	in_netns "$BENCH" -t 1 -r 1 -s 64 -T 500 -q -p "$1" -l probe -o /dev/null \
-		>/dev/null 2>&1
+	in_netns "$BENCH" -t 1 -r 1 -s 64 -T 500 -q -H "$(reach_addr "$2")" -p "$1" \
+		-l probe -o /dev/null >/dev/null 2>&1
 }
 
 # Forgets a server that never served, undoing what its start did.
@@ -229,15 +239,22 @@ abandon_start() {
 	rm -rf "$STATE_DIR"
 }
 
-# server_start SERVER [--port N] [--cpus LIST] [--netns NS] [--FRONT-FLAG]...
-#              [-- SERVER-ARGS...]
-# Stops any server of the suite, starts SERVER detached, and returns once
-# an echo round trip succeeds; dies (after cleaning up) when it does not.
+# server_start SERVER [--port N] [--addr ADDR] [--cpus LIST] [--netns NS]
+#              [--FRONT-FLAG]... [-- SERVER-ARGS...]
+# Stops any server of the suite, starts SERVER detached, listening on ADDR
+# (default 127.0.0.1), and returns once an echo round trip to ADDR
+# succeeds; dies (after cleaning up) when it does not.
 server_start() {
-	local server=$1 port=$DEFAULT_PORT cpus='' netns='' fronts=() f why pid='' i
+	local server=$1 port=$DEFAULT_PORT addr=$DEFAULT_ADDR cpus='' netns='' fronts=() f why pid='' i
 	shift
 	while (($#)); do
 		case $1 in
+		--addr)
+			is_ipv4 "${2:-}" ||
+				usage_error "--addr: '${2:-}' is not an IPv4 address (a dotted quad such as $DEFAULT_ADDR, or 0.0.0.0 for every interface)"
+			addr=$2
+			shift 2
+			;;
 		--port)
 			if [[ ! ${2:-} =~ ^[0-9]+$ ]] || (($2 < 1 || $2 > 65535)); then
 				usage_error "--port: '${2:-}' is not a port number (1-65535)"
@@ -295,6 +312,7 @@ server_start() {
 	[[ -z $cpus ]] || place_server "$cpus"
 	dmesg_mark >"$STATE_DIR/dmesg.mark"
 	state_set server "$server"
+	state_set addr "$addr"
 	state_set port "$port"
 	state_set args "$*"
 	date +%s >"$STATE_DIR/started"
@@ -308,7 +326,9 @@ server_start() {
 			die "$f did not start (its output is above)"
 		}
 	done
-	if ! server_hook "$server" start "$port" "$@" >>"$SERVER_LOG" 2>&1; then
+	[[ $addr != 0.0.0.0 ]] ||
+		warn "warning: --addr 0.0.0.0: $server listens on every interface; any host that can reach this machine can connect"
+	if ! server_hook "$server" start "$port" "$addr" "$@" >>"$SERVER_LOG" 2>&1; then
 		dmesg_since "$(state dmesg.mark)" | grep -i "$server" >>"$SERVER_LOG"
 		sed 's/^/  | /' "$SERVER_LOG" >&2
 		abandon_start
@@ -323,15 +343,15 @@ server_start() {
 			server_stop quiet
 			die "$server exited before it served (its output is above)"
 		fi
-		if echo_ok "$port"; then
-			say "$server running: ${pid:+pid $pid, }port $port (log: $SERVER_LOG)"
+		if echo_ok "$port" "$addr"; then
+			say "$server running: ${pid:+pid $pid, }address $addr port $port (log: $SERVER_LOG)"
 			for f in "${fronts[@]}"; do server_hook "$f" started "$port"; done
 			return 0
 		fi
 		sleep 0.1
 	done
 	server_stop quiet
-	die "$server did not answer an echo on port $port within ${READY_TIMEOUT_S}s; its log was $SERVER_LOG"
+	die "$server did not answer an echo on $(reach_addr "$addr") port $port within ${READY_TIMEOUT_S}s; its log was $SERVER_LOG"
 }
 
 # Stops the running server's fronts, last started first.
@@ -402,6 +422,7 @@ server_status() {
 	conns=$(in_netns ss -Htn state established "sport = :$port" 2>/dev/null | wc -l)
 	echo "server:      $server"
 	echo "pid:         ${pid:-(kernel module)}"
+	echo "address:     $(state addr)$([[ $(state addr) != 0.0.0.0 ]] || echo ' (every interface: open to any host that can reach this machine)')"
 	echo "port:        $port"
 	echo "args:        $(state args)"
 	[[ -z $(state cpus) ]] || echo "cpus:        $(state cpus) (process and loopback receive processing)"

@@ -37,7 +37,8 @@
 # and, where one differs from the default, hooks named NAME_HOOK. A server's:
 #
 #   NAME_unavailable     print why it cannot run here and what to do instead
-#   NAME_start PORT ARGS start it (default: the binary, detached, with --port)
+#   NAME_start PORT ADDR ARGS  start it listening on ADDR, an IPv4 address
+#                        (default: the binary, detached, with --port, --addr)
 #   NAME_running         is it still there (default: its process is alive)
 #   NAME_stop            stop it (default: SIGTERM, SIGKILL after a grace period)
 #   NAME_clean PORT      once stopped, check that nothing of it is left

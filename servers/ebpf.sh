@@ -7,7 +7,7 @@
 
 server ebpf dir=ebpf-echo binary=ebpf-echo/ebpf-echo-server tools='cc clang bpftool' \
 	needs='btf cgroup2' \
-	bad_args='--backlog x;--bogus;stray' \
+	bad_args='--backlog x;--addr 1.2.3;--bogus;stray' \
 	trace='sk_psock_verdict_data_ready tcp_read_skb sk_psock_verdict_recv sk_psock_verdict_apply sk_psock_skb_redirect sk_psock_backlog skb_send_sock tcp_bpf_recvmsg' \
 	work=sk_psock_backlog bpf_progs=echo_verdict
 

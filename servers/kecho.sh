@@ -6,7 +6,7 @@
 # parameters; where modules cannot load it runs in the qemu guest (--vm).
 
 server kecho dir=kecho binary=kecho/kecho.ko tools=cc kind=module needs=modules \
-	bad_args='port=0;backlog=0;mode=foo' \
+	bad_args='port=0;backlog=0;mode=foo;addr=1.2.3' \
 	trace='kecho_work kernel_recvmsg kernel_sendmsg tcp_recvmsg tcp_sendmsg' \
 	work=kecho_work
 
@@ -28,11 +28,12 @@ kecho_unavailable() {
 	fi
 }
 
-# PORT ARGS...: module parameters (mode=bound, backlog=N).
+# PORT ADDR ARGS...: module parameters (mode=bound, backlog=N); ADDR is
+# the addr= parameter. ARGS come last: an addr= among them wins.
 kecho_start() {
-	local port=$1
-	shift
-	insmod "$(server_binary kecho)" port="$port" "$@"
+	local port=$1 addr=$2
+	shift 2
+	insmod "$(server_binary kecho)" port="$port" addr="$addr" "$@"
 }
 
 kecho_running() { module_loaded kecho; }

@@ -6,7 +6,7 @@
 # the bypass (servers/bypass.sh, run.sh --bypass) runs in front of it.
 
 server user dir=user-echo binary=user-echo/user-echo-server tools=cc \
-	bad_args='--workers 0;--backlog x;--bogus;stray' \
+	bad_args='--workers 0;--backlog x;--addr 1.2.3;--bogus;stray' \
 	trace='__sys_recvfrom __sys_sendto sock_recvmsg sock_sendmsg tcp_recvmsg tcp_sendmsg do_epoll_wait ep_poll'
 
 variant user        order=10 colour='#1f77b4'

@@ -98,6 +98,8 @@ if case_selected native; then
 		grep -q '^# placement=two-machine$' "$TMP/native/user-1.tsv" &&
 		grep -q '^# host=10\.213\.0\.1$' "$TMP/native/user-1.tsv"
 	ok $? "compare/native: two machines by default, recorded in meta.txt and the raw file"
+	like "$out" "user running: .*address 10\.213\.0\.1 port" \
+		"compare/native: two machines: the server listens on its veth end only (--addr)"
 	grep -q '^### Verdicts against user' "$TMP/native/summary.md" &&
 		grep -q 'too few runs' "$TMP/native/summary.md"
 	ok $? "compare/native: summary.md leads with the verdicts (one run: too few to judge)"

@@ -5,10 +5,12 @@
 # cannot (kecho, on a kernel without modules). What only one server does
 # is in its own test file.
 #
-#   exact echo of 1 B, 64 KiB and 1 MiB; a client reset mid-message; a
-#   half-close; 1000 threads x 3 rounds with 0 failures; a busy port and
-#   bad arguments refused with a clear message; stop and kill -9 under load
-#   leave nothing behind; a restart serves at once.
+#   listening on 127.0.0.1 only by default; exact echo of 1 B, 64 KiB and
+#   1 MiB; a client reset mid-message; a half-close; 1000 threads x 3
+#   rounds with 0 failures; a busy port and bad arguments refused with a
+#   clear message; stop and kill -9 under load leave nothing behind; a
+#   restart serves at once; --addr 0.0.0.0 listens on every interface,
+#   with a warning from run.sh and from the server itself.
 #
 # ONLY_SERVERS="NAME..." limits it to those servers or variants (the
 # guest's run).
@@ -27,16 +29,32 @@ under_load() {
 	sleep 1
 }
 
+# listens_on NAME ADDR: the server listens on $PORT, on ADDR only (ss).
+# shellcheck disable=SC2317 # called by contract, through each_variant
+listens_on() {
+	local name=$1 want="LISTEN $2:$PORT" items
+	if ! items=$(listeners "$PORT" 2>&1); then
+		ok 1 "$name"
+		diag "$name: cannot tell, ss failed: $items"
+		return
+	fi
+	[[ -n $items ]] && ! grep -qvxF -- "$want" <<<"$items"
+	ok $? "$name"
+	diag "$name: $(tr '\n' ' ' <<<"${items:-no listener}")"
+}
+
 # contract LABEL SERVER [START-OPTIONS...]
 # shellcheck disable=SC2317 # called through each_variant
 contract() {
-	local label=$1 server=$2 base out bad word rc pid
+	local label=$1 server=$2 base out bad word rc pid mark own
 	shift 2
 	local start=("$server" "$@")
 	base=$(leftovers_or_why) || { ok 1 "$label: leftovers before the start (a tool failed)"; diag "$base"; return; }
 
 	"$RUN" "${start[@]}" >/dev/null
 	ok $? "$label: run.sh ${start[*]}"
+	# A lab server must not be open to the network unless asked.
+	listens_on "$label/addr: listens on 127.0.0.1 only by default" 127.0.0.1
 	bench_ok "$label/1-byte" -t 1 -r 1 -s 1
 	bench_ok "$label/64KiB" -t 4 -r 2 -s 65536
 	bench_ok "$label/1MiB" -t 2 -r 2 -s 1048576
@@ -110,6 +128,26 @@ contract() {
 		fi
 	done < <(tr ';' '\n' <<<"$(server_get "$server" bad_args)")
 	nothing_left_since "$label/bad-args" "$base"
+
+	# Asked for every interface: it listens there, and both run.sh and
+	# the server (its log; kecho in dmesg) say who can connect.
+	mark=$(dmesg_mark)
+	out=$("$RUN" "$server" --addr 0.0.0.0 "$@" 2>&1)
+	ok $? "$label/addr-any: run.sh $server --addr 0.0.0.0${*:+ $*}"
+	listens_on "$label/addr-any: listens on 0.0.0.0" 0.0.0.0
+	like "$out" "0\.0\.0\.0.*any host that can reach this machine can connect" \
+		"$label/addr-any: run.sh warns that any host can connect"
+	if [[ $(server_get "$server" kind) == module ]]; then
+		own=$(dmesg_since "$mark" | grep "$server:")
+	else
+		own=$(cat "$SERVER_LOG" 2>/dev/null)
+	fi
+	like "$own" "0\.0\.0\.0.*any host that can reach this machine can connect" \
+		"$label/addr-any: the server itself warns that any host can connect"
+	[[ $own == *"any host"* ]] || diag "$own"
+	"$RUN" stop >/dev/null
+	ok $? "$label/addr-any: run.sh stop"
+	nothing_left_since "$label/addr-any" "$base"
 }
 
 each_variant contract

@@ -18,13 +18,15 @@ refused() {
 	like "$out" "run.sh: .*Try './run.sh --help'" "run/$name: says why"
 }
 
-plan 33
+plan 37
 
 refused no-command
 refused unknown-server nosuchserver
 refused bad-flag user --bogus
 refused bad-port user --port 0
 refused port-not-a-number user --port abc
+refused bad-addr user --addr 1.2.3
+refused addr-out-of-range kecho --addr 256.0.0.1
 refused stop-extra-args stop now
 
 out=$("$RUN" --help)

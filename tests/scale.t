@@ -50,8 +50,8 @@ fi
 # The guest holds both ends of every connection, and 10,000 threads.
 export VM_MEM=${VM_MEM:-4G}
 
-# Each variant's clients connect to an address of their own on loopback
-# (the servers listen on all of them): 10,000 connections leave 10,000
+# Each variant listens on an address of its own on loopback (run.sh
+# --addr), and its clients connect there: 10,000 connections leave 10,000
 # TIME_WAIT sockets for a minute, and the next variant's 10,000 would
 # otherwise share their 28,000 ephemeral ports, which slows every connect.
 HOST_N=10
@@ -66,8 +66,8 @@ scale() {
 	shift 2
 	[[ " $* " != *" --bypass "* ]] || prefix=("$RUN" client)
 	base=$(leftovers_or_why) || { ok 1 "$label: leftovers before the start (a tool failed)"; diag "$base"; return; }
-	"$RUN" "$server" "$@" >/dev/null
-	ok $? "$label: run.sh $server $*"
+	"$RUN" "$server" --addr "$host" "$@" >/dev/null
+	ok $? "$label: run.sh $server${*:+ $*} on a loopback address of its own"
 	pid=$(server_pid)
 	mem0=$(memory_of "$pid")
 

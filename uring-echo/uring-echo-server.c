@@ -19,6 +19,7 @@
  * receives that stopped are armed again, oldest first, as buffers return.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <liburing.h>
@@ -95,6 +96,7 @@ struct worker {
 } __attribute__((aligned(8)));
 
 static struct {
+	struct in_addr addr;
 	unsigned int port;
 	unsigned int workers;
 	int backlog;
@@ -117,6 +119,9 @@ static void usage(FILE *f)
 "TCP echo server on io_uring: every byte received is sent back.\n"
 "\n"
 "  -p, --port N          port to listen on (default 12345)\n"
+"      --addr ADDR       IPv4 address to listen on (default 127.0.0.1: this\n"
+"                        machine only); 0.0.0.0 is every interface, open to\n"
+"                        any host that can reach this machine\n"
 "  -w, --workers N       worker threads, each with its own ring and\n"
 "                        SO_REUSEPORT listener (default 1)\n"
 "  -b, --backlog N       listen backlog (default 4096; the kernel caps it at\n"
@@ -140,8 +145,10 @@ static void usage(FILE *f)
 
 static void parse_args(int argc, char **argv)
 {
-	enum { OPT_SQPOLL = 256, OPT_BUFFERS, OPT_BUFFER_SIZE, OPT_CONN_BUFFERS };
+	enum { OPT_SQPOLL = 256, OPT_BUFFERS, OPT_BUFFER_SIZE, OPT_CONN_BUFFERS,
+	       OPT_ADDR };
 	static const struct option longopts[] = {
+		{ "addr",         required_argument, NULL, OPT_ADDR },
 		{ "port",         required_argument, NULL, 'p' },
 		{ "workers",      required_argument, NULL, 'w' },
 		{ "backlog",      required_argument, NULL, 'b' },
@@ -155,10 +162,14 @@ static void parse_args(int argc, char **argv)
 	};
 	int c;
 
+	opt.addr = parse_addr("--addr", DEFAULT_ADDR);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:w:b:vh", longopts,
 				NULL)) != -1) {
 		switch (c) {
+		case OPT_ADDR:
+			opt.addr = parse_addr("--addr", optarg);
+			break;
 		case 'p':
 			opt.port = parse_num("--port", optarg, 1, 65535);
 			break;
@@ -737,7 +748,7 @@ static int worker_setup(struct worker *w)
 				       : uring_hint(-err));
 		return err;
 	}
-	w->listen_fd = open_listener(opt.port, opt.backlog, 0);
+	w->listen_fd = open_listener(opt.addr, opt.port, opt.backlog, 0);
 	if (w->listen_fd < 0) {
 		err = w->listen_fd;
 		fprintf(stderr, "%s: worker %u: cannot listen on port %u: %s\n%s: %s\n",
@@ -801,10 +812,11 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
-	err = check_port_free(opt.port);
+	err = check_port_free(opt.addr, opt.port);
 	if (err) {
-		fprintf(stderr, "%s: cannot bind port %u: %s\n%s: %s\n", prog,
-			opt.port, strerror(-err), prog, bind_hint(-err));
+		fprintf(stderr, "%s: cannot bind %s port %u: %s\n%s: %s\n", prog,
+			inet_ntoa(opt.addr), opt.port, strerror(-err), prog,
+			bind_hint(-err));
 		return 1;
 	}
 	stop_fd = eventfd(0, EFD_CLOEXEC);
@@ -830,9 +842,11 @@ int main(int argc, char **argv)
 	}
 
 	if (!status) {
-		fprintf(stderr, "%s: listening on port %u (workers=%u backlog=%d buffers=%ux%u ring=%s)\n",
-			prog, opt.port, opt.workers, opt.backlog, opt.buffers,
-			opt.buffer_size, workers[0].mode);
+		fprintf(stderr, "%s: listening on %s port %u (workers=%u backlog=%d buffers=%ux%u ring=%s)\n",
+			prog, inet_ntoa(opt.addr), opt.port, opt.workers,
+			opt.backlog, opt.buffers, opt.buffer_size,
+			workers[0].mode);
+		warn_if_any_addr(opt.addr);
 		sigwait(&sigs, &sig);
 		logv("%s: %s, stopping\n", prog, strsignal(sig));
 	}

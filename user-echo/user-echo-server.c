@@ -9,6 +9,7 @@
  * so memory stays bounded and bytes stay in order.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
@@ -50,6 +51,7 @@ struct worker {
 };
 
 static struct {
+	struct in_addr addr;
 	unsigned int port;
 	unsigned int workers;
 	int backlog;
@@ -65,6 +67,9 @@ static void usage(FILE *f)
 "Userspace epoll TCP echo server: every byte received is sent back.\n"
 "\n"
 "  -p, --port N      port to listen on (default 12345)\n"
+"      --addr ADDR   IPv4 address to listen on (default 127.0.0.1: this\n"
+"                    machine only); 0.0.0.0 is every interface, open to\n"
+"                    any host that can reach this machine\n"
 "  -w, --workers N   worker threads, each with its own SO_REUSEPORT\n"
 "                    listener and epoll loop (default 1)\n"
 "  -b, --backlog N   listen backlog (default 4096; the kernel caps it at\n"
@@ -79,7 +84,9 @@ static void usage(FILE *f)
 
 static void parse_args(int argc, char **argv)
 {
+	enum { OPT_ADDR = 256 };
 	static const struct option longopts[] = {
+		{ "addr",    required_argument, NULL, OPT_ADDR },
 		{ "port",    required_argument, NULL, 'p' },
 		{ "workers", required_argument, NULL, 'w' },
 		{ "backlog", required_argument, NULL, 'b' },
@@ -89,10 +96,14 @@ static void parse_args(int argc, char **argv)
 	};
 	int c;
 
+	opt.addr = parse_addr("--addr", DEFAULT_ADDR);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:w:b:vh", longopts,
 				NULL)) != -1) {
 		switch (c) {
+		case OPT_ADDR:
+			opt.addr = parse_addr("--addr", optarg);
+			break;
 		case 'p':
 			opt.port = parse_num("--port", optarg, 1, 65535);
 			break;
@@ -337,10 +348,11 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
-	err = check_port_free(opt.port);
+	err = check_port_free(opt.addr, opt.port);
 	if (err) {
-		fprintf(stderr, "%s: cannot bind port %u: %s\n%s: %s\n", prog,
-			opt.port, strerror(-err), prog, bind_hint(-err));
+		fprintf(stderr, "%s: cannot bind %s port %u: %s\n%s: %s\n", prog,
+			inet_ntoa(opt.addr), opt.port, strerror(-err), prog,
+			bind_hint(-err));
 		return 1;
 	}
 	stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -353,7 +365,8 @@ int main(int argc, char **argv)
 		struct worker *w = &workers[i];
 
 		w->id = i;
-		w->listen_fd = open_listener(opt.port, opt.backlog, SOCK_NONBLOCK);
+		w->listen_fd = open_listener(opt.addr, opt.port, opt.backlog,
+					     SOCK_NONBLOCK);
 		if (w->listen_fd < 0) {
 			fprintf(stderr, "%s: worker %u: cannot listen on port %u: %s\n%s: %s\n",
 				prog, i, opt.port, strerror(-w->listen_fd),
@@ -375,8 +388,10 @@ int main(int argc, char **argv)
 	}
 
 	if (!status) {
-		fprintf(stderr, "%s: listening on port %u (workers=%u backlog=%d)\n",
-			prog, opt.port, opt.workers, opt.backlog);
+		fprintf(stderr, "%s: listening on %s port %u (workers=%u backlog=%d)\n",
+			prog, inet_ntoa(opt.addr), opt.port, opt.workers,
+			opt.backlog);
+		warn_if_any_addr(opt.addr);
 		sigwait(&sigs, &sig);
 		logv("%s: %s, stopping\n", prog, strsignal(sig));
 	}

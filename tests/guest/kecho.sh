@@ -43,7 +43,7 @@ summary_ok() {
 	is "$(field "$out" samples)/$(field "$out" failed)" "$want/0" "$name"
 }
 
-plan 41
+plan 55
 
 # Natively (tests/kecho.t) the log may hold older trouble: only new lines count.
 dmesg_start=$(dmesg_mark)
@@ -62,14 +62,18 @@ for mode in unbound bound kthread; do
 	ok $? "kecho/$mode: /proc/net/sockstat back to its baseline"
 done
 
-# Bad parameters: insmod fails with EINVAL, dmesg names the parameter.
-for p in port=0 port=65536 port=abc backlog=0 mode=foo mode=; do
+# Bad parameters: insmod fails with EINVAL (busybox's insmod says
+# "Invalid argument", kmod's "Invalid parameters"), dmesg names the
+# parameter.
+for p in port=0 port=65536 port=abc backlog=0 mode=foo mode= \
+	addr=1.2.3 addr=256.0.0.1 addr=localhost addr=; do
 	out=$(insmod "$ROOT/kecho/kecho.ko" "$p" 2>&1)
 	rc=$?
 	name=${p%%=*}
 	((rc != 0)) && loaded=$(loaded_modules) && ! grep -qx kecho <<<"$loaded" &&
 		dmesg | tail -n 6 | grep -q "kecho: invalid $name="
 	ok $? "kecho/bad-param: $p rejected (not loaded), dmesg names '$name'"
+	like "$out" "Invalid (argument|parameters)" "kecho/bad-param: $p: insmod fails with EINVAL"
 done
 
 # rmmod with 100 idle connections open.
