@@ -16,12 +16,15 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
 #include "sockredir.h"
 
 #define AF_INET 2
 
 /* Set by the loader before load. */
 const volatile __u32 redir_port = 12345;
+/* 0: no bound (the kernel's own behaviour; the loader warns). */
+const volatile __u64 flow_limit = REDIR_FLOW_LIMIT;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SOCKHASH);
@@ -90,6 +93,42 @@ int redir_sockops(struct bpf_sock_ops *skops)
 	return 1;
 }
 
+/*
+ * Whether the peer already has its share unread: the bytes moved onto its
+ * queue count in its sk_rmem_alloc until it reads them (bpf_tcp_ingress
+ * adds, sk_msg_recvmsg subtracts); nothing else checks them against its
+ * receive buffer. The peer is the socket this end's psock redirected to
+ * last (psock->sk_redir, held by the psock): an sk_msg program may not
+ * look a socket up in the SOCKHASH (it cannot release the reference).
+ */
+static __always_inline bool peer_full(struct sk_msg_md *msg)
+{
+	struct tcp_sock *tp;
+	struct sk_psock *psock;
+	struct sock *peer;
+	__u64 limit = flow_limit;
+	int queued, rcvbuf;
+
+	if (!limit || !msg->sk)
+		return false;
+	tp = bpf_skc_to_tcp_sock(msg->sk);
+	if (!tp)
+		return false;
+	/* sk_user_data: the psock, flag bits in the low ones. */
+	psock = (struct sk_psock *)((unsigned long)tp->inet_conn.icsk_inet.sk.sk_user_data &
+				    ~7UL);
+	if (!psock)
+		return false;
+	peer = BPF_CORE_READ(psock, sk_redir);
+	if (!peer)
+		return false;	/* nothing redirected yet */
+	queued = BPF_CORE_READ(peer, sk_backlog.rmem_alloc.counter);
+	rcvbuf = BPF_CORE_READ(peer, sk_rcvbuf);
+	if (rcvbuf > 0 && (__u64)rcvbuf > limit)
+		limit = rcvbuf;
+	return queued > 0 && (__u64)queued > limit;
+}
+
 SEC("sk_msg")
 int redir_msg(struct sk_msg_md *msg)
 {
@@ -107,6 +146,17 @@ int redir_msg(struct sk_msg_md *msg)
 	peer.remote_ip4 = msg->local_ip4;
 	peer.local_port = bpf_ntohl(msg->remote_port);
 	peer.remote_port = msg->local_port;
+
+	/*
+	 * A peer that does not read: this end goes on through TCP, for good
+	 * (as above: its bytes must not overtake those), and TCP's window,
+	 * closed by the bytes the peer has unread, stops it.
+	 */
+	if (peer_full(msg)) {
+		if (c)
+			c->peer_full++;
+		goto pass;
+	}
 
 	/*
 	 * A peer outside the map (not local, or its cgroup is not ours) makes
