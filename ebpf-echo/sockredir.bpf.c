@@ -94,39 +94,59 @@ int redir_sockops(struct bpf_sock_ops *skops)
 }
 
 /*
+ * The peer this end redirected to last, as a number: the struct sock the
+ * kernel put in the message's sk_redir when bpf_msg_redirect_hash found
+ * it. An sk_msg program can neither keep a socket nor release one looked
+ * up in a SOCKHASH; it reads the peer through this with
+ * bpf_probe_read_kernel, which never faults (a peer freed meanwhile
+ * reads as garbage: at worst this end goes on through TCP, as below).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} redir_peer SEC(".maps");
+
+/*
  * Whether the peer already has its share unread: the bytes moved onto its
  * queue count in its sk_rmem_alloc until it reads them (bpf_tcp_ingress
  * adds, sk_msg_recvmsg subtracts); nothing else checks them against its
- * receive buffer. The peer is the socket this end's psock redirected to
- * last (psock->sk_redir, held by the psock): an sk_msg program may not
- * look a socket up in the SOCKHASH (it cannot release the reference).
+ * receive buffer.
  */
 static __always_inline bool peer_full(struct sk_msg_md *msg)
 {
-	struct tcp_sock *tp;
-	struct sk_psock *psock;
 	struct sock *peer;
-	__u64 limit = flow_limit;
+	__u64 limit = flow_limit, *p;
 	int queued, rcvbuf;
 
 	if (!limit || !msg->sk)
 		return false;
-	tp = bpf_skc_to_tcp_sock(msg->sk);
-	if (!tp)
-		return false;
-	/* sk_user_data: the psock, flag bits in the low ones. */
-	psock = (struct sk_psock *)((unsigned long)tp->inet_conn.icsk_inet.sk.sk_user_data &
-				    ~7UL);
-	if (!psock)
-		return false;
-	peer = BPF_CORE_READ(psock, sk_redir);
-	if (!peer)
+	p = bpf_sk_storage_get(&redir_peer, msg->sk, 0, 0);
+	if (!p || !*p)
 		return false;	/* nothing redirected yet */
+	peer = (struct sock *)*p;
 	queued = BPF_CORE_READ(peer, sk_backlog.rmem_alloc.counter);
 	rcvbuf = BPF_CORE_READ(peer, sk_rcvbuf);
 	if (rcvbuf > 0 && (__u64)rcvbuf > limit)
 		limit = rcvbuf;
 	return queued > 0 && (__u64)queued > limit;
+}
+
+/* After a redirect: remember the peer (the kernel's struct sk_msg is the
+ * program's context; sk_redir is what the helper just set).
+ */
+static __always_inline void remember_peer(struct sk_msg_md *msg)
+{
+	__u64 peer = 0, *p;
+
+	if (!flow_limit || !msg->sk)
+		return;
+	bpf_probe_read_kernel(&peer, sizeof(peer),
+			      (void *)msg + bpf_core_field_offset(struct sk_msg, sk_redir));
+	p = bpf_sk_storage_get(&redir_peer, msg->sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (p)
+		*p = peer;
 }
 
 SEC("sk_msg")
@@ -165,6 +185,7 @@ int redir_msg(struct sk_msg_md *msg)
 	 */
 	if (bpf_msg_redirect_hash(msg, &redir_socks, &peer, BPF_F_INGRESS) != SK_PASS)
 		goto pass;
+	remember_peer(msg);
 	if (c) {
 		c->msgs_redirected++;
 		c->bytes_redirected += len;

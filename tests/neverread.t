@@ -41,9 +41,32 @@ else
 	BOUND_MS=1000
 fi
 
+# send_unread: the client against $PORT (through prefix), in the
+# background ($pid), until its figures are out: sent, drop, stopped, and
+# the kernel's memory before and then (mem0, mem1), out (its output).
+send_unread() {
+	local i tmp
+	mem0=$(memory_of "")
+	tmp=$(mktemp)
+	# Holds its connection 10 s after sending: the good client runs then.
+	bounded 60 "${prefix[@]}" "$NEVERREAD" "$PORT" "$SECONDS_SENDING" "$CAP" 10 >"$tmp" 2>&1 &
+	pid=$!
+	for ((i = 0; i < (SECONDS_SENDING + 20) * 10; i++)); do
+		grep -q '^neverread ' "$tmp" && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	mem1=$(memory_of "")
+	out=$(cat "$tmp")
+	rm -f "$tmp"
+	sent=$(field "$out" sent)
+	drop=$(field "$out" memavail_drop_kb)
+	stopped=$(field "$out" stopped)
+}
+
 # neverread LABEL SERVER [START-OPTIONS...]
 neverread() {
-	local label=$1 server=$2 base marks out pid mem0 mem1 rss tcp slab sent drop stopped bench good i
+	local label=$1 server=$2 base marks out pid mem0 mem1 rss tcp slab sent drop stopped bench good
 	local prefix=()
 	shift 2
 	[[ " $* " != *" --bypass "* ]] || prefix=("$RUN" client)
@@ -52,21 +75,15 @@ neverread() {
 
 	"$RUN" "$server" "$@" >/dev/null
 	ok $? "$label: run.sh $server $*"
-	mem0=$(memory_of "")
-	out=$(mktemp)
-	# Holds its connection 10 s after sending: the good client runs then.
-	bounded 60 "${prefix[@]}" "$NEVERREAD" "$PORT" "$SECONDS_SENDING" "$CAP" 10 >"$out" 2>&1 &
-	pid=$!
-	for ((i = 0; i < (SECONDS_SENDING + 20) * 10; i++)); do
-		grep -q '^neverread ' "$out" && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	mem1=$(memory_of "")
-	out=$(cat "$out"; rm -f "$out")
-	sent=$(field "$out" sent)
-	drop=$(field "$out" memavail_drop_kb)
-	stopped=$(field "$out" stopped)
+	send_unread
+	# MemAvailable is the machine's: another process that allocates at
+	# the same time shows as a fall too. A fall beyond the bound with the
+	# bytes accepted within it is measured once more.
+	if ((${sent:-CAP} <= BOUND_MIB << 20 && ${drop:-CAP} > BOUND_MIB << 10)); then
+		diag "$label/neverread: MemAvailable fell ${drop} KiB with $sent bytes accepted: again, once"
+		wait "$pid"
+		send_unread
+	fi
 	[[ -n $sent ]]
 	ok $? "$label/neverread: the client sent for $SECONDS_SENDING s"
 	[[ -n $sent ]] || diag "$out"
