@@ -80,8 +80,9 @@ NATIVE_TESTS := $(filter-out $(VM_TESTS),$(wildcard tests/*.t))
 UNIT_TESTS := $(wildcard tests/stats.t tests/interval.t tests/summarize.t tests/judge.t \
 	tests/bench-args.t tests/lib.t tests/docs.t tests/hooks.t)
 # Minutes each (10,000 connections, crowds of 1000 misbehaving clients,
-# 3 x 1000 x 10 per variant): check-all only.
-SLOW_TESTS := tests/scale.t tests/faults.t tests/soak.t
+# 3 x 1000 x 10 per variant, 10 s of a never-reading client per variant
+# and a guest boot for kecho's): check-all only.
+SLOW_TESTS := tests/scale.t tests/faults.t tests/soak.t tests/neverread.t
 # The fast tier: the unit tests, then every native test but the slow ones:
 # the contract on every server (kecho's in one guest boot, where modules
 # do not load here), each server's own tests, bench, compare, plots and

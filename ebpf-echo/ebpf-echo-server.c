@@ -56,18 +56,23 @@ static struct env {
 	const char *cgroup_root;
 	long sndbuf;
 	long rcvbuf;
+	long flow_limit;
 } env = {
 	.port = DEFAULT_PORT,
 	.backlog = DEFAULT_BACKLOG,
 	.btf_path = LOADER_BTF,
 	.sndbuf = DEFAULT_SNDBUF,
 	.rcvbuf = DEFAULT_RCVBUF,
+	.flow_limit = ECHO_FLOW_LIMIT,
 };
 
 struct conn {
 	int fd;
 	struct sock_key key;	/* as the BPF side sees the socket */
+	__u64 cookie;		/* SO_COOKIE: its key in echo_flow, echo_echoed */
 	bool in_map;		/* the kernel echoes for it (sock_ops inserted it) */
+	__u64 echoed;		/* bytes this process sent into the socket */
+	__u64 published;	/* ... the last value written to echo_echoed */
 	__u32 events;		/* epoll interest, always EPOLLET */
 	bool eof;		/* client sent FIN: wait for the echo, then close */
 	char *pend;		/* echo bytes the socket did not take yet */
@@ -80,6 +85,7 @@ struct conn {
 static struct server {
 	int epfd, lfd, sigfd;
 	int socks_fd;		/* the SOCKHASH */
+	int echoed_fd;		/* echo_echoed: what we echoed, per socket */
 	struct ring_buffer *passed;	/* echo_passed: who got bytes passed up */
 	long long last_sweep;	/* see sweep_quiet_connections() */
 	int max_fd;
@@ -88,7 +94,7 @@ static struct server {
 	struct conn *draining;
 	bool accept_paused;
 	long long accept_resume;
-} srv = { .epfd = -1, .lfd = -1, .sigfd = -1, .socks_fd = -1 };
+} srv = { .epfd = -1, .lfd = -1, .sigfd = -1, .socks_fd = -1, .echoed_fd = -1 };
 
 /* In the BPF object's .bss once it is loaded (echo.h), before: here. */
 static struct echo_userspace early, *us = &early;
@@ -98,6 +104,7 @@ static struct own_cgroup cg;		/* <root>/ebpf-echo-<port> */
 static const char usage[] =
 "Usage: ebpf-echo-server [-p PORT] [--addr ADDR] [-b BACKLOG] [-v] [--btf FILE]\n"
 "                        [--cgroup-root DIR] [--sndbuf BYTES] [--rcvbuf BYTES]\n"
+"                        [--flow-limit BYTES]\n"
 "TCP echo server whose payload path runs in the kernel (sockmap + sk_skb).\n"
 "\n"
 "  -p, --port N           port to listen on (default 12345)\n"
@@ -114,6 +121,13 @@ static const char usage[] =
 "                         0 = kernel autotuning)\n"
 "      --rcvbuf BYTES     SO_RCVBUF of accepted sockets (default 1048576,\n"
 "                         0 = kernel autotuning)\n"
+"      --flow-limit BYTES echo backlog per connection (received, not yet\n"
+"                         acknowledged back) the kernel echoes; past it the\n"
+"                         process takes over until the client catches up,\n"
+"                         so TCP's window closes on a client that never\n"
+"                         reads (default 1048576, at most half of the send\n"
+"                         buffer; 0 = no limit: the kernel queues without\n"
+"                         bound for such a client)\n"
 "  -h, --help             this text\n"
 "\n"
 "SIGUSR1 prints the counters line to stderr; SIGINT/SIGTERM stop cleanly.\n"
@@ -151,7 +165,8 @@ static bool parse_long(const char *s, long min, long max, long *out)
 	return true;
 }
 
-enum { OPT_BTF = 256, OPT_CGROUP_ROOT, OPT_SNDBUF, OPT_RCVBUF, OPT_ADDR };
+enum { OPT_BTF = 256, OPT_CGROUP_ROOT, OPT_SNDBUF, OPT_RCVBUF, OPT_ADDR,
+       OPT_FLOW_LIMIT };
 
 static int parse_args(int argc, char **argv)
 {
@@ -165,6 +180,7 @@ static int parse_args(int argc, char **argv)
 		{ "cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT },
 		{ "sndbuf", required_argument, NULL, OPT_SNDBUF },
 		{ "rcvbuf", required_argument, NULL, OPT_RCVBUF },
+		{ "flow-limit", required_argument, NULL, OPT_FLOW_LIMIT },
 		{},
 	};
 	const char *name = "";
@@ -223,6 +239,12 @@ static int parse_args(int argc, char **argv)
 				goto bad_value;
 			env.rcvbuf = v;
 			break;
+		case OPT_FLOW_LIMIT:
+			min = 0, max = 1L << 30;
+			if (!parse_long(optarg, min, max, &v))
+				goto bad_value;
+			env.flow_limit = v;
+			break;
 		default:
 			fprintf(stderr, "Try 'ebpf-echo-server --help'.\n");
 			return -1;
@@ -273,13 +295,19 @@ static void print_counters(struct echo_bpf *skel)
 		sum.inserted_socks += v[i].inserted_socks;
 		sum.insert_failures += v[i].insert_failures;
 		sum.notify_failures += v[i].notify_failures;
+		sum.held_back_skbs += v[i].held_back_skbs;
+		sum.held_back_bytes += v[i].held_back_bytes;
+		sum.backpressure_on += v[i].backpressure_on;
+		sum.backpressure_off += v[i].backpressure_off;
+		sum.no_flow_state += v[i].no_flow_state;
 	}
 	free(v);
 	fprintf(stderr, "counters redirected_skbs=%llu redirected_bytes=%llu "
 		"passed_skbs=%llu passed_bytes=%llu lookup_misses=%llu "
 		"redirect_failures=%llu userspace_bytes=%llu fin_skbs=%llu "
 		"inserted_socks=%llu insert_failures=%llu notify_failures=%llu "
-		"userspace_wakeups=%llu\n",
+		"userspace_wakeups=%llu held_back_skbs=%llu held_back_bytes=%llu "
+		"backpressure_on=%llu backpressure_off=%llu no_flow_state=%llu\n",
 		(unsigned long long)sum.redirected_skbs,
 		(unsigned long long)sum.redirected_bytes,
 		(unsigned long long)sum.passed_skbs,
@@ -291,7 +319,12 @@ static void print_counters(struct echo_bpf *skel)
 		(unsigned long long)sum.inserted_socks,
 		(unsigned long long)sum.insert_failures,
 		(unsigned long long)sum.notify_failures,
-		(unsigned long long)us->userspace_wakeups);
+		(unsigned long long)us->userspace_wakeups,
+		(unsigned long long)sum.held_back_skbs,
+		(unsigned long long)sum.held_back_bytes,
+		(unsigned long long)sum.backpressure_on,
+		(unsigned long long)sum.backpressure_off,
+		(unsigned long long)sum.no_flow_state);
 	vlog("userspace accepted=%llu preaccept_data=%llu closed=%llu "
 	     "eagain_reads=%llu drain_timeouts=%llu\n",
 	     (unsigned long long)us->accepted, (unsigned long long)us->preaccept_data,
@@ -335,6 +368,11 @@ static void drain_unlink(struct conn *c)
 /* Closing the socket also takes it out of the SOCKHASH. */
 static void conn_close(struct conn *c)
 {
+	/* sock_ops deletes it too, at TCP_CLOSE; one written after that
+	 * would stay behind.
+	 */
+	if (c->published)
+		bpf_map_delete_elem(srv.echoed_fd, &c->cookie);
 	drain_unlink(c);
 	srv.conns[c->fd] = NULL;
 	close(c->fd);
@@ -360,6 +398,7 @@ static int conn_send(struct conn *c, const char *data, size_t len)
 			break;
 		}
 		us->userspace_bytes += n;
+		c->echoed += n;
 		data += n;
 		len -= n;
 	}
@@ -376,6 +415,20 @@ static int conn_send(struct conn *c, const char *data, size_t len)
 	return 0;
 }
 
+/*
+ * Tell the verdict how many of the bytes passed up to us are in the send
+ * queue now: it hands the echo back to the kernel only when that is all
+ * of them (echo.h, struct echo_flow). Counted after send() returned, so
+ * never ahead of the socket.
+ */
+static void conn_publish(struct conn *c)
+{
+	if (!c->in_map || c->echoed == c->published)
+		return;
+	if (bpf_map_update_elem(srv.echoed_fd, &c->cookie, &c->echoed, BPF_ANY) == 0)
+		c->published = c->echoed;
+}
+
 /* 0 once nothing is pending, -EAGAIN while the socket is full. */
 static int conn_flush(struct conn *c)
 {
@@ -389,12 +442,14 @@ static int conn_flush(struct conn *c)
 			return -errno;
 		}
 		us->userspace_bytes += n;
+		c->echoed += n;
 		c->pend_off += n;
 		c->pend_len -= n;
 	}
 	free(c->pend);
 	c->pend = NULL;
 	c->pend_off = 0;
+	conn_publish(c);
 	conn_set_events(c, c->eof ? 0 : EPOLLIN);
 	return 0;
 }
@@ -469,11 +524,14 @@ static void conn_readable(struct conn *c)
 				conn_close(c);
 				return;
 			}
-			if (c->pend_len)
+			if (c->pend_len) {
+				conn_publish(c);
 				return;	/* read on once EPOLLOUT flushed it */
+			}
 			continue;
 		}
 		if (n == 0) {
+			conn_publish(c);
 			conn_start_drain(c);
 			return;
 		}
@@ -485,6 +543,7 @@ static void conn_readable(struct conn *c)
 			 */
 			if (!got)
 				us->eagain_reads++;
+			conn_publish(c);
 			/* From now on the kernel echoes: every message would
 			 * still wake us (EPOLLIN), so watch only for FIN and
 			 * errors; echo_passed says when bytes come up to us.
@@ -543,10 +602,12 @@ static bool conn_lookup_key(struct conn *c)
 {
 	struct sockaddr_in local, peer;
 	socklen_t llen = sizeof(local), plen = sizeof(peer);
+	socklen_t clen = sizeof(c->cookie);
 	__u64 cookie;
 
 	if (getsockname(c->fd, (struct sockaddr *)&local, &llen) ||
 	    getpeername(c->fd, (struct sockaddr *)&peer, &plen) ||
+	    getsockopt(c->fd, SOL_SOCKET, SO_COOKIE, &c->cookie, &clen) ||
 	    local.sin_family != AF_INET)
 		return false;
 	c->key.local_ip4 = local.sin_addr.s_addr;
@@ -870,6 +931,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	skel->rodata->server_port = env.port;
+	skel->rodata->flow_limit = env.flow_limit;
 
 	err = echo_bpf__load(skel);
 	if (err) {
@@ -882,6 +944,7 @@ int main(int argc, char **argv)
 	skel->bss->userspace = *us;
 	us = &skel->bss->userspace;
 	srv.socks_fd = bpf_map__fd(skel->maps.echo_socks);
+	srv.echoed_fd = bpf_map__fd(skel->maps.echo_echoed);
 	srv.passed = ring_buffer__new(bpf_map__fd(skel->maps.echo_passed),
 				      on_passed, NULL, NULL);
 	if (!srv.passed) {
@@ -925,6 +988,12 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	srv.lfd = fd;
+	if (!env.flow_limit)
+		fprintf(stderr, "ebpf-echo-server: WARNING: --flow-limit 0: no flow "
+			"control; a client that sends and never reads makes the "
+			"kernel queue its bytes without bound (outside tcp_mem), "
+			"until the machine runs out of memory (README \"Flow "
+			"control\")\n");
 	printf("listening on %s port %d (cgroup %s)\n", inet_ntoa(env.addr),
 	       env.port, cg.path);
 	fflush(stdout);

@@ -15,6 +15,10 @@
 
 /* Set by the loader in skel->rodata before load. */
 const volatile __u32 server_port = 12345;
+/* The echo backlog a socket may have before the verdict passes up (0: no
+ * limit, the loader says so loudly); see struct echo_flow in echo.h.
+ */
+const volatile __u64 flow_limit = ECHO_FLOW_LIMIT;
 
 /* The loader's counters: kept here so that bpftool reads them (echo.h). */
 struct echo_userspace userspace = {};
@@ -43,6 +47,26 @@ struct {
 	__uint(max_entries, ECHO_PASSED_RINGBUF);
 } echo_passed SEC(".maps");
 
+/* Per socket, by cookie: created by sock_ops before the socket enters
+ * echo_socks, deleted by sock_ops when it closes.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ECHO_MAX_SOCKS);
+	__type(key, __u64);
+	__type(value, struct echo_flow);
+} echo_flow SEC(".maps");
+
+/* Per socket, by cookie: the bytes the loader has echoed (sent into the
+ * socket) of those passed up to it. Only the loader writes it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ECHO_MAX_SOCKS);
+	__type(key, __u64);
+	__type(value, __u64);
+} echo_echoed SEC(".maps");
+
 static __always_inline struct echo_counters *counters(void)
 {
 	__u32 zero = 0;
@@ -53,15 +77,26 @@ static __always_inline struct echo_counters *counters(void)
 SEC("sockops")
 int echo_sockops(struct bpf_sock_ops *skops)
 {
+	struct echo_flow flow = {};
 	struct echo_counters *c;
 	struct sock_key key = {};
+	__u64 cookie;
 
+	if (skops->family != AF_INET || skops->local_port != server_port)
+		return 1;
+	cookie = bpf_get_socket_cookie(skops);
+	/* A server socket closed: its flow state goes with it. */
+	if (skops->op == BPF_SOCK_OPS_STATE_CB) {
+		if (skops->args[1] == BPF_TCP_CLOSE) {
+			bpf_map_delete_elem(&echo_flow, &cookie);
+			bpf_map_delete_elem(&echo_echoed, &cookie);
+		}
+		return 1;
+	}
 	/* Only the server's side of a connection, once the handshake is done:
 	 * client sockets would drag their own receive path through sockmap.
 	 */
 	if (skops->op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
-		return 1;
-	if (skops->family != AF_INET || skops->local_port != server_port)
 		return 1;
 
 	key.local_ip4 = skops->local_ip4;
@@ -70,15 +105,54 @@ int echo_sockops(struct bpf_sock_ops *skops)
 	key.remote_port = bpf_ntohl(skops->remote_port);
 
 	c = counters();
+	/* No flow state, no kernel echo: without it nothing would bound what
+	 * the psock queues. Not in the map, all its data reaches userspace,
+	 * which echoes it under TCP's own flow control.
+	 */
+	if (bpf_map_update_elem(&echo_flow, &cookie, &flow, BPF_ANY)) {
+		if (c)
+			c->no_flow_state++;
+		return 1;
+	}
 	if (bpf_sock_hash_update(skops, &echo_socks, &key, BPF_NOEXIST)) {
-		/* Not in the map: all its data reaches userspace, which echoes it. */
+		bpf_map_delete_elem(&echo_flow, &cookie);
 		if (c)
 			c->insert_failures++;
 		return 1;
 	}
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
+				  BPF_SOCK_OPS_STATE_CB_FLAG);
 	if (c)
 		c->inserted_socks++;
 	return 1;
+}
+
+/*
+ * The socket's echo backlog: bytes received that the client has not had
+ * back acknowledged yet, wherever they are (receive queue, psock queue,
+ * the process, send queue, in flight); and the limit that applies to it,
+ * never above half the send buffer so that whatever the verdict
+ * redirects fits in the send queue at once and the psock backlog never
+ * waits for the client (README "Flow control").
+ */
+static __always_inline bool echo_backed_up(struct bpf_sock *sk, bool *resume)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+	__s64 backlog;
+	__u64 limit = flow_limit, half_sndbuf;
+
+	*resume = true;
+	if (!flow_limit)
+		return false;
+	*resume = false;
+	if (!tp)
+		return true;
+	backlog = (__s64)(tp->bytes_received - tp->bytes_acked);
+	half_sndbuf = (__u32)tp->inet_conn.icsk_inet.sk.sk_sndbuf / 2;
+	if (half_sndbuf < limit)
+		limit = half_sndbuf;
+	*resume = backlog <= (__s64)(limit / 2);
+	return backlog > (__s64)limit;
 }
 
 SEC("sk_skb/stream_verdict")
@@ -86,8 +160,11 @@ int echo_verdict(struct __sk_buff *skb)
 {
 	struct echo_counters *c = counters();
 	struct sock_key key = {};
+	struct echo_flow *f;
 	struct bpf_sock *sk;
 	__u32 len = skb->len;
+	bool over, resume;
+	__u64 cookie, *echoed;
 
 	if (!c)
 		return SK_PASS;
@@ -102,13 +179,45 @@ int echo_verdict(struct __sk_buff *skb)
 	key.remote_ip4 = skb->remote_ip4;
 	key.local_port = skb->local_port;
 	key.remote_port = bpf_ntohl(skb->remote_port);
+	cookie = bpf_get_socket_cookie(skb);
+	f = bpf_map_lookup_elem(&echo_flow, &cookie);
 
 	sk = bpf_map_lookup_elem(&echo_socks, &key);
 	if (!sk) {
 		c->lookup_misses++;
 		goto pass;
 	}
+	over = echo_backed_up(sk, &resume);
 	bpf_sk_release(sk);
+	if (!f) {
+		/* sock_ops makes it before the socket enters the map. */
+		c->no_flow_state++;
+		goto pass;
+	}
+
+	/*
+	 * Back to the kernel's echo only once the process has sent every byte
+	 * passed up to it: they are then in the send queue, and this skb goes
+	 * in after them. The verdict runs for one socket at a time (softirq
+	 * under its lock, or its reader's process context), so nothing is
+	 * passed between this check and the redirect.
+	 */
+	if (f->passing && resume) {
+		echoed = bpf_map_lookup_elem(&echo_echoed, &cookie);
+		if ((echoed ? *echoed : 0) == f->passed) {
+			f->passing = 0;
+			c->backpressure_off++;
+		}
+	}
+	if (!f->passing && over) {
+		f->passing = 1;
+		c->backpressure_on++;
+	}
+	if (f->passing) {
+		c->held_back_skbs++;
+		c->held_back_bytes += len;
+		goto pass;
+	}
 
 	/* flags 0: out of the socket's egress, i.e. back to the client. */
 	if (bpf_sk_redirect_hash(skb, &echo_socks, &key, 0) != SK_PASS) {
@@ -120,7 +229,14 @@ int echo_verdict(struct __sk_buff *skb)
 	return SK_PASS;
 
 pass:
-	/* Never SK_DROP: userspace reads and echoes what we could not. */
+	/* Never SK_DROP: userspace reads and echoes what we could not. Once
+	 * anything is passed, nothing more is redirected until the process
+	 * has echoed it (above): the two echoes never interleave.
+	 */
+	if (f) {
+		f->passing = 1;
+		f->passed += len;
+	}
 	c->passed_skbs++;
 	c->passed_bytes += len;
 	if (bpf_ringbuf_output(&echo_passed, &key, sizeof(key), 0))

@@ -22,6 +22,29 @@ struct echo_counters {
 	__u64 inserted_socks;		/* sock_ops: server sockets added */
 	__u64 insert_failures;		/* sock_ops: bpf_sock_hash_update failed */
 	__u64 notify_failures;		/* echo_passed ring buffer was full */
+	__u64 held_back_skbs;		/* passed because the echo backed up */
+	__u64 held_back_bytes;
+	__u64 backpressure_on;		/* a socket switched to passing */
+	__u64 backpressure_off;		/* ... and back to the kernel's echo */
+	__u64 no_flow_state;		/* sock_ops could not create echo_flow */
+};
+
+/*
+ * Flow control, per socket, in echo_flow (keyed by socket cookie). The
+ * verdict redirects only while the socket's echo backlog -- bytes the
+ * client sent that it has not yet got back acknowledged, tcp_sock's
+ * bytes_received - bytes_acked -- stays under the limit; past it, every
+ * skb is passed up to the process instead, where it is charged to the
+ * socket's receive buffer and TCP's window closes once the process stops
+ * reading. Redirection resumes only when the process has echoed every
+ * byte passed up to it (echo_echoed, written by the loader) and the
+ * backlog is down to half the limit: the kernel's echo never overtakes
+ * the process's. See README "Flow control".
+ */
+struct echo_flow {
+	__u64 passed;			/* bytes passed up while passing, total */
+	__u32 passing;			/* 1: pass everything, redirect nothing */
+	__u32 pad;
 };
 
 /*
@@ -38,6 +61,11 @@ struct echo_userspace {
 	__u64 eagain_reads;
 	__u64 drain_timeouts;		/* closed before the echo was acked */
 };
+
+/* The echo backlog one socket may have before the verdict passes up
+ * (--flow-limit; never above half the socket's send buffer).
+ */
+#define ECHO_FLOW_LIMIT	(1 << 20)
 
 /* Ring buffer size: one struct sock_key per skb passed to userspace. */
 #define ECHO_PASSED_RINGBUF	(256 * 1024)

@@ -16,12 +16,15 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
 #include "sockredir.h"
 
 #define AF_INET 2
 
 /* Set by the loader before load. */
 const volatile __u32 redir_port = 12345;
+/* 0: no bound (the kernel's own behaviour; the loader warns). */
+const volatile __u64 flow_limit = REDIR_FLOW_LIMIT;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SOCKHASH);
@@ -90,6 +93,62 @@ int redir_sockops(struct bpf_sock_ops *skops)
 	return 1;
 }
 
+/*
+ * The peer this end redirected to last, as a number: the struct sock the
+ * kernel put in the message's sk_redir when bpf_msg_redirect_hash found
+ * it. An sk_msg program can neither keep a socket nor release one looked
+ * up in a SOCKHASH; it reads the peer through this with
+ * bpf_probe_read_kernel, which never faults (a peer freed meanwhile
+ * reads as garbage: at worst this end goes on through TCP, as below).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} redir_peer SEC(".maps");
+
+/*
+ * Whether the peer already has its share unread: the bytes moved onto its
+ * queue count in its sk_rmem_alloc until it reads them (bpf_tcp_ingress
+ * adds, sk_msg_recvmsg subtracts); nothing else checks them against its
+ * receive buffer.
+ */
+static __always_inline bool peer_full(struct sk_msg_md *msg)
+{
+	struct sock *peer;
+	__u64 limit = flow_limit, *p;
+	int queued, rcvbuf;
+
+	if (!limit || !msg->sk)
+		return false;
+	p = bpf_sk_storage_get(&redir_peer, msg->sk, 0, 0);
+	if (!p || !*p)
+		return false;	/* nothing redirected yet */
+	peer = (struct sock *)*p;
+	queued = BPF_CORE_READ(peer, sk_backlog.rmem_alloc.counter);
+	rcvbuf = BPF_CORE_READ(peer, sk_rcvbuf);
+	if (rcvbuf > 0 && (__u64)rcvbuf > limit)
+		limit = rcvbuf;
+	return queued > 0 && (__u64)queued > limit;
+}
+
+/* After a redirect: remember the peer (the kernel's struct sk_msg is the
+ * program's context; sk_redir is what the helper just set).
+ */
+static __always_inline void remember_peer(struct sk_msg_md *msg)
+{
+	__u64 peer = 0, *p;
+
+	if (!flow_limit || !msg->sk)
+		return;
+	bpf_probe_read_kernel(&peer, sizeof(peer),
+			      (void *)msg + bpf_core_field_offset(struct sk_msg, sk_redir));
+	p = bpf_sk_storage_get(&redir_peer, msg->sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (p)
+		*p = peer;
+}
+
 SEC("sk_msg")
 int redir_msg(struct sk_msg_md *msg)
 {
@@ -109,12 +168,24 @@ int redir_msg(struct sk_msg_md *msg)
 	peer.remote_port = msg->local_port;
 
 	/*
+	 * A peer that does not read: this end goes on through TCP, for good
+	 * (as above: its bytes must not overtake those), and TCP's window,
+	 * closed by the bytes the peer has unread, stops it.
+	 */
+	if (peer_full(msg)) {
+		if (c)
+			c->peer_full++;
+		goto pass;
+	}
+
+	/*
 	 * A peer outside the map (not local, or its cgroup is not ours) makes
 	 * the helper fail without touching the message: SK_PASS then sends it
 	 * through TCP as always. (Returning its SK_DROP would fail sendmsg.)
 	 */
 	if (bpf_msg_redirect_hash(msg, &redir_socks, &peer, BPF_F_INGRESS) != SK_PASS)
 		goto pass;
+	remember_peer(msg);
 	if (c) {
 		c->msgs_redirected++;
 		c->bytes_redirected += len;

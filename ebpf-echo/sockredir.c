@@ -33,13 +33,16 @@ static struct env {
 	bool verbose;
 	const char *btf_path;
 	const char *cgroup_root;
+	long flow_limit;
 } env = {
 	.port = DEFAULT_PORT,
+	.flow_limit = REDIR_FLOW_LIMIT,
 	.btf_path = LOADER_BTF,
 };
 
 static const char usage[] =
 "Usage: sockredir [-p PORT] [-v] [--btf FILE] [--cgroup-root DIR]\n"
+"                 [--flow-limit BYTES]\n"
 "Local TCP connections to PORT skip TCP/IP for their payload: an sk_msg\n"
 "program moves each sendmsg() straight onto the peer socket's receive queue.\n"
 "Only processes in the cgroup this creates, <root>/echolab-bypass-PORT, are\n"
@@ -58,6 +61,12 @@ static const char usage[] =
 "      --btf FILE         kernel BTF for CO-RE (default /sys/kernel/btf/vmlinux)\n"
 "      --cgroup-root DIR  cgroup v2 directory to create ours in (default: the\n"
 "                         cgroup2 mount in /proc/self/mountinfo)\n"
+"      --flow-limit BYTES what a peer may have unread on its bypass queue\n"
+"                         (at least its receive buffer) before the end that\n"
+"                         sends to it goes on through TCP, whose window stops\n"
+"                         it (default 4194304; 0 = no limit: a peer that\n"
+"                         never reads makes its sender queue up to\n"
+"                         net.ipv4.tcp_mem, machine-wide)\n"
 "  -h, --help             this text\n"
 "\n"
 "Prints 'bypass on port PORT for cgroup DIR' once attached. SIGUSR1 prints the\n"
@@ -71,6 +80,7 @@ static int parse_args(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "btf", required_argument, NULL, 'B' },
 		{ "cgroup-root", required_argument, NULL, 'C' },
+		{ "flow-limit", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -98,6 +108,16 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'C':
 			env.cgroup_root = optarg;
+			break;
+		case 'F':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 0 || v > (1L << 30)) {
+				fprintf(stderr, PROG ": --flow-limit: '%s' is not a "
+					"byte count (0-1073741824)\n", optarg);
+				return -1;
+			}
+			env.flow_limit = v;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -156,17 +176,19 @@ static void print_counters(struct sockredir_bpf *skel)
 			sum.bytes_redirected += per_cpu[i].bytes_redirected;
 			sum.msgs_passed += per_cpu[i].msgs_passed;
 			sum.bytes_passed += per_cpu[i].bytes_passed;
+			sum.peer_full += per_cpu[i].peer_full;
 		}
 		/* One line, key=value, for people: scripts read the map (bpftool). */
 		fprintf(stderr, "counters socks_added=%llu add_failures=%llu "
 			"msgs_redirected=%llu bytes_redirected=%llu "
-			"msgs_passed=%llu bytes_passed=%llu\n",
+			"msgs_passed=%llu bytes_passed=%llu peer_full=%llu\n",
 			(unsigned long long)sum.socks_added,
 			(unsigned long long)sum.add_failures,
 			(unsigned long long)sum.msgs_redirected,
 			(unsigned long long)sum.bytes_redirected,
 			(unsigned long long)sum.msgs_passed,
-			(unsigned long long)sum.bytes_passed);
+			(unsigned long long)sum.bytes_passed,
+			(unsigned long long)sum.peer_full);
 	}
 	free(per_cpu);
 }
@@ -220,6 +242,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	skel->rodata->redir_port = env.port;
+	skel->rodata->flow_limit = env.flow_limit;
 	err = sockredir_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, PROG ": loading the BPF programs failed: %s; the "
@@ -252,6 +275,11 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
+	if (!env.flow_limit)
+		fprintf(stderr, PROG ": WARNING: --flow-limit 0: no flow control; "
+			"a peer that never reads makes its sender queue without "
+			"bound below net.ipv4.tcp_mem, machine-wide "
+			"(docs/servers.md)\n");
 	printf("bypass on port %d for cgroup %s\n", env.port, cg.path);
 	fflush(stdout);
 	wait_for_stop(skel, &mask);

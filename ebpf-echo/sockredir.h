@@ -18,6 +18,15 @@ struct redir_counters {
 	__u64 bytes_redirected;
 	__u64 msgs_passed;	/* no peer in the map: through TCP/IP */
 	__u64 bytes_passed;
+	__u64 peer_full;	/* the peer had --flow-limit unread: end to TCP */
 };
+
+/*
+ * What a peer may have unread on its bypass queue before an end sending
+ * to it is moved to TCP for good, where the peer's window (which counts
+ * those bytes: bpf_tcp_ingress charges sk_rmem_alloc) stops it
+ * (--flow-limit; at least the peer's receive buffer).
+ */
+#define REDIR_FLOW_LIMIT	(4 << 20)
 
 #endif

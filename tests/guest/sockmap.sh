@@ -187,11 +187,12 @@ detect_bypass() {
 # The bypass against a peer that never reads: TCP stops the sender at
 # window + send buffer; the bypass queues on the peer (bounded at 64 MiB
 # here). sockredir by hand on the spare port, so the peer can be a
-# listener that never accepts (as tests/bypass.t).
+# listener that never accepts (as tests/bypass.t), with --flow-limit 0:
+# what the kernel does by itself, not sockredir's bound over it.
 detect_flow_control() {
 	local cg spare mute out accepted
 	cg=$(cgroup2_mount)/echolab-bypass-$SPARE_PORT
-	"$SOCKREDIR" -p "$SPARE_PORT" >/dev/null 2>&1 &
+	"$SOCKREDIR" -p "$SPARE_PORT" --flow-limit 0 >/dev/null 2>&1 &
 	spare=$!
 	PIDS+=("$spare")
 	for _ in $(seq 50); do [[ -d $cg ]] && break; sleep 0.1; done
