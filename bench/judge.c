@@ -30,6 +30,7 @@
 #define RESAMPLES	10000		/* bootstrap resamples per ratio */
 #define SEED		0x6a75646765ull	/* "judge": fixed, so reproducible */
 #define MIN_RUNS	3		/* fewer on either side: no verdict */
+#define CLIENT_SATURATED 0.95		/* a client's CPUs this busy set the pace */
 #define NAME_MAX_LEN	64
 
 const char *prog = "judge";
@@ -103,8 +104,10 @@ static void usage(FILE *f)
 "Figures per run: p50 and p99 of arrival_us where every ok sample of every\n"
 "run has one, else of rtt_us (source= says which); rps, ok samples per\n"
 "second of window_s, else of elapsed_s; cpu, server_cpu_us_per_echo.\n"
-"Runs with bottleneck=client are left out of p50, p99 and rps (excluded=)\n"
-"and kept for cpu. The median's interval is [x_(k), x_(n+1-k)] of the runs\n"
+"Client-bound runs are left out of p50, p99 and rps (excluded=) and kept\n"
+"for cpu: bench's bottleneck=client, or, with server and client on CPUs of\n"
+"their own (cpu_scope=split), the client's busy %.0f%% of window_s or more\n"
+"and the server's less (the client could send no faster). The median's interval is [x_(k), x_(n+1-k)] of the runs\n"
 "(exact, distribution-free; coverage= is its actual coverage, 0.938 for 5\n"
 "runs); the ratio's is the percentile bootstrap, %d resamples of each\n"
 "server's runs, a fixed seed. Verdicts: faster or slower (p50, p99: lower\n"
@@ -117,7 +120,7 @@ static void usage(FILE *f)
 "      there is nothing, as the baseline's ratio)\n"
 "Exit status: 0, 1 when a file cannot be read or the baseline has no\n"
 "runs, 2 for bad usage.\n",
-		prog, RESAMPLES, MIN_RUNS);
+		prog, 100 * CLIENT_SATURATED, RESAMPLES, MIN_RUNS);
 }
 
 /* A metadata value as a number: NAN when it is not one. */
@@ -157,6 +160,8 @@ static size_t rtt_cap, arrival_cap;
 static int read_run(const char *path, struct run *run)
 {
 	double elapsed = NAN, window = NAN, full_ok = NAN, ok;
+	double client_busy = NAN, server_busy = NAN;
+	bool split = false;
 	char server[NAME_MAX_LEN] = "";
 	struct stats s;
 	struct raw_reader r;
@@ -192,7 +197,13 @@ static int read_run(const char *path, struct run *run)
 			else if (!strcmp(e.key, "server_cpu_us_per_echo"))
 				run->cpu = number(e.value);
 			else if (!strcmp(e.key, "bottleneck"))
-				run->client_bound = !strcmp(e.value, "client");
+				run->client_bound |= !strcmp(e.value, "client");
+			else if (!strcmp(e.key, "client_busy_s"))
+				client_busy = number(e.value);
+			else if (!strcmp(e.key, "server_busy_s"))
+				server_busy = number(e.value);
+			else if (!strcmp(e.key, "cpu_scope"))
+				split = !strcmp(e.value, "split");
 			else if (!strcmp(e.key, "full_ok"))
 				full_ok = number(e.value);
 			continue;
@@ -221,6 +232,16 @@ static int read_run(const char *path, struct run *run)
 	if (!run->label[0])
 		snprintf(run->label, sizeof(run->label), "%s",
 			 server[0] ? server : "unknown");
+	/*
+	 * A client whose own CPUs were busy nearly all the window while the
+	 * server's were not could send no faster: the run measured the
+	 * client, whatever bench's delay rule found (with 50 connections the
+	 * echoes wait under its 1 ms, yet bench's CPU was 99.7% busy and the
+	 * server's 90%). Only where the two sides' CPUs are apart (split).
+	 */
+	if (split && window > 0 && client_busy >= CLIENT_SATURATED * window &&
+	    !(server_busy >= CLIENT_SATURATED * window))
+		run->client_bound = true;
 	/* window_s, where bench gives it, is the measured window itself. A
 	 * thinned file (results/thin.sh) keeps every Kth row and the run's
 	 * count of ok samples as full_ok: its percentiles come from the rows
@@ -468,12 +489,14 @@ static void print_markdown(const struct group *groups, size_t ngroups)
 	       "faster or slower for latency (lower is faster) and req/s\n"
 	       "(higher is faster), cheaper or costlier for the server's CPU\n"
 	       "per echo; otherwise \"no difference detected\", and \"too few\n"
-	       "runs\" with fewer than %d on either side. Runs where bench\n"
-	       "found the client to be the bottleneck (bottleneck=client) are\n"
-	       "left out of latency and req/s, which measured the client\n"
-	       "there, and kept for CPU per echo, which does not depend on\n"
-	       "saturation. Latency is %s.\n\n",
+	       "runs\" with fewer than %d on either side. Client-bound runs\n"
+	       "(bench found the client to be the bottleneck, or the client's\n"
+	       "CPUs were busy %.0f%% of the window or more and the server's\n"
+	       "were not) are left out of latency and req/s, which measured\n"
+	       "the client there, and kept for CPU per echo, the server's cost\n"
+	       "of each echo whoever set the pace. Latency is %s.\n\n",
 	       groups[0].label, RESAMPLES, 100.0 * threshold, MIN_RUNS,
+	       100 * CLIENT_SATURATED,
 	       by_arrival ? "server side (arrival_us)" :
 	       "client side (rtt_us): not every\necho was stamped by the kernel");
 	printf("| server | runs |");

@@ -112,6 +112,8 @@ What is measured:
                  every CPU (then CPU per echo counts the client's too)
   --sweep K=V,.. the whole comparison for each value of threads or size
   --out DIR      results directory (default results/DATE-PLACEMENT)
+  --summarize DIR  write DIR's summary.md again from its raw files and
+                 meta.txt (after results/thin.sh, say); nothing is run
   BENCH-ARGS     passed to every bench run instead of the workload's
 
 The last line printed is 'results: DIR'.
@@ -539,10 +541,10 @@ write_summary() {
 	base=user
 	[[ " ${MEASURED[*]} " == *" user "* ]] || base=${MEASURED[0]:-user}
 	{
-		echo "# $WHERE comparison, $(date -u +%Y-%m-%d)"
+		echo "# $WHERE comparison, ${SUM_DATE:-$(date -u +%Y-%m-%d)}"
 		echo
-		echo "Kernel $(uname -r), $(nproc) cores. Workload ${WORKLOAD:-custom}: bench ${BENCH_ARGS[*]}"
-		echo "($(client_mode)). Placement: $(placement_text)."
+		echo "Kernel ${SUM_KERNEL:-$(uname -r)}, ${SUM_CORES:-$(nproc)} cores. Workload ${WORKLOAD:-custom}: bench ${BENCH_ARGS[*]}"
+		echo "(${SUM_CLIENT:-$(client_mode)}). Placement: ${SUM_PLACEMENT:-$(placement_text)}."
 		echo "$REPEAT runs per server, interleaved (each repetition runs every server"
 		echo "once, in a rotated order), each a fresh start of the server. Times in"
 		echo "microseconds; CPU per echo is microseconds of CPU time per echoed message"
@@ -609,13 +611,11 @@ write_summary() {
 	} >"$f"
 }
 
-# client_bound FILE...: how many of these runs bench found client-bound.
+# client_bound FILE...: how many of these runs were client-bound, by
+# judge's rule (bench's bottleneck=client, or a saturated client).
 client_bound() {
-	local f n=0
-	for f; do
-		! raw_cat "$f" | grep -q '^# bottleneck=client$' || n=$((n + 1))
-	done
-	echo "$n"
+	"$JUDGE" --baseline "$(raw_cat "$1" | sed -n 's/^# label=//p' | head -n1)" "$@" 2>/dev/null |
+		sed -n 's/^judge .* figure=rps .* excluded=\([0-9]*\) .*/\1/p' | head -n1
 }
 
 # cpu_row LINE: CPU per echo by kind from a summary line.
@@ -680,8 +680,52 @@ compare_in_guest() {
 	exit "$rc"
 }
 
+# --summarize DIR: summary.md again from DIR's raw files and meta.txt
+# alone (after results/thin.sh, or a newer judge); nothing is run.
+compare_resummarize() {
+	local dir=${1:-} key f label line
+	[[ -n $dir && -f $dir/meta.txt ]] || usage_error "--summarize needs a comparison's directory (one with meta.txt)"
+	OUT=${dir%/}
+	meta_of() { sed -n "s/^$1=//p" "$OUT/meta.txt" | head -n1; }
+	WHERE=$(meta_of place)
+	SUM_KERNEL=$(meta_of kernel)
+	SUM_CORES=$(meta_of cores)
+	SUM_DATE=$(meta_of date)
+	SUM_DATE=${SUM_DATE:0:10}
+	SUM_CLIENT=$(meta_of client)
+	SUM_PLACEMENT=$(meta_of placement)
+	SUM_PLACEMENT=${SUM_PLACEMENT#*: }
+	WORKLOAD=$(meta_of workload)
+	read -ra BENCH_ARGS <<<"$(meta_of bench_args)"
+	REPEAT=$(meta_of repeat)
+	REPEAT=${REPEAT%% *}
+	key=$(meta_of sweep)
+	if [[ -n $key ]]; then
+		SWEEP_KEY=${key%%=*}
+		IFS=, read -ra SWEEP_VALUES <<<"${key#*=}"
+	fi
+	# The servers in their declared order (a -again label after its own).
+	MEASURED=()
+	while read -r _ label; do MEASURED+=("$label"); done < <(
+		for f in "$OUT"/*.tsv "$OUT"/*.tsv.gz; do
+			[[ -e $f ]] || continue
+			raw_cat "$f" | sed -n '/^#/!q; s/^# label=//p'
+		done | sort -u | while read -r label; do
+			echo "$(variant_get "${label%-again}" order)${label#"${label%-again}"} $label"
+		done | sort)
+	SKIPPED=()
+	[[ ! -f $OUT/summary.md ]] ||
+		mapfile -t SKIPPED < <(sed -n '/^Not measured here:/,/^$/s/^- //p' "$OUT/summary.md")
+	write_summary
+	echo "summary: $OUT/summary.md"
+}
+
 main() {
 	[[ -x $BENCH && -x $JUDGE ]] || make -C "$ROOT" --no-print-directory bench >/dev/null
+	if [[ ${1:-} == --summarize ]]; then
+		compare_resummarize "${2:-}"
+		return
+	fi
 	compare_parse_args "$@"
 	need_root compare
 	WHERE=${ECHOLAB_WHERE:-native}

@@ -26,7 +26,8 @@ rnd() {
 # mille (default 50); its samples' arrival_us spread uniformly from half
 # to 1.5 times its level, rtt_us 5 us later. BOUND=client writes
 # bottleneck=client; NOSTAMP=1 leaves arrival_us '-'; NOCPU=1 leaves out
-# server_cpu_us_per_echo; WINDOW=S adds window_s; SWEEP=V sweep_value.
+# server_cpu_us_per_echo; WINDOW=S adds window_s; SWEEP=V sweep_value;
+# BUSY="S C" the server's and the client's busy seconds on CPUs apart.
 mkrun() {
 	local file=$1 label=$2 rep=$3 lat=$4 rps=$5 cpu=$6 i n=200 a arr
 	local noise=${NOISE:-50}
@@ -51,6 +52,7 @@ mkrun() {
 		# n samples at rps a second: n * 1e6 / rps microseconds.
 		printf '# elapsed_s=%d.%06d\n' $((n / rps)) $((n * 1000000 / rps % 1000000))
 		[[ -z ${WINDOW:-} ]] || printf '# window_s=%s\n' "$WINDOW"
+		[[ -z ${BUSY:-} ]] || printf '# cpu_scope=split\n# server_busy_s=%s\n# client_busy_s=%s\n' "${BUSY% *}" "${BUSY#* }"
 		[[ -n ${NOCPU:-} ]] || printf '# server_cpu_us_per_echo=%d.%02d\n' $((cpu / 100)) $((cpu % 100))
 		printf '# bottleneck=%s\n' "${BOUND:-none}"
 	} >"$dir/$file"
@@ -79,7 +81,7 @@ no_difference() {
 	is "$(printf '%s\n' "${got[@]}")" "$(printf '%s: no difference detected\n' p50 p99 rps cpu)" "$name"
 }
 
-plan 58
+plan 59
 
 # ---- the help ----------------------------------------------------------------
 
@@ -166,6 +168,15 @@ like "$(line "$out" other p99)" " n=5 excluded=2 " "judge/client-bound: left out
 like "$(line "$out" other rps)" " n=5 excluded=2 " "judge/client-bound: left out of rps and counted"
 like "$(line "$out" other cpu)" " n=7 excluded=0 " "judge/client-bound: kept for cpu"
 no_difference "judge/client-bound: their latency does not make a difference" "$out" other
+
+# A client whose CPUs were busy 95% of the window, the server's not, set the
+# pace, whatever bench's delay rule said; a server as busy as it did not.
+WINDOW=5 BUSY="4.5 4.99" mkrun bound/other-8.tsv other 8 100 20000 1500
+WINDOW=5 BUSY="4.99 4.99" mkrun bound/other-9.tsv other 9 100 20000 1500
+WINDOW=5 BUSY="4.5 4.5" mkrun bound/other-10.tsv other 10 100 20000 1500
+out=$("$JUDGE" "$dir"/bound/*.tsv)
+like "$(line "$out" other rps)" " n=7 excluded=3 " \
+	"judge/client-bound: a saturated client with the server not is client-bound; both saturated or neither is not"
 
 # ---- too few runs, absent figures, which time ------------------------------------------
 
