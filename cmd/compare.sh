@@ -709,7 +709,7 @@ compare_resummarize() {
 	while read -r _ label; do MEASURED+=("$label"); done < <(
 		for f in "$OUT"/*.tsv "$OUT"/*.tsv.gz; do
 			[[ -e $f ]] || continue
-			raw_cat "$f" | sed -n '/^#/!q; s/^# label=//p'
+			raw_cat "$f" | sed -n 's/^# label=//p' | head -n1
 		done | sort -u | while read -r label; do
 			echo "$(variant_get "${label%-again}" order)${label#"${label%-again}"} $label"
 		done | sort)

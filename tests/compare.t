@@ -109,6 +109,13 @@ if case_selected native; then
 	ok $? "compare/native: user's CPU per echo in summary.md is positive (${cpu:-none})"
 	absent "compare/native: no namespace or veth left" echolab netns_left
 
+	# compare --summarize: summary.md again from the raw files alone.
+	cp "$TMP/native/summary.md" "$TMP/summary.first"
+	"$RUN" compare --summarize "$TMP/native" >/dev/null
+	ok $? "compare/summarize: compare --summarize DIR exits 0"
+	is "$(diff "$TMP/summary.first" "$TMP/native/summary.md" && echo same)" same \
+		"compare/summarize: the same summary.md from the raw files and meta.txt alone"
+
 	# make plots: from the raw files alone, nothing started, nothing rewritten.
 	sums=$(md5sum "$TMP"/native/*.tsv)
 	rm -f "$TMP"/native/*.png
