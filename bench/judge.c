@@ -136,22 +136,6 @@ static double number(const char *s)
 	return v;
 }
 
-/* Appends x to *v (n values, room for *cap); false when out of memory. */
-static bool push(double **v, size_t *n, size_t *cap, double x)
-{
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 4096;
-		double *nv = realloc(*v, ncap * sizeof(**v));
-
-		if (!nv)
-			return false;
-		*v = nv;
-		*cap = ncap;
-	}
-	(*v)[(*n)++] = x;
-	return true;
-}
-
 /* The samples of the file being read, kept for the next one. */
 static double *rtt, *arrival;
 static size_t rtt_cap, arrival_cap;
@@ -212,9 +196,9 @@ static int read_run(const char *path, struct run *run)
 			continue;
 		run->ok++;
 		if ((!isnan(e.rtt_us) &&
-		     !push(&rtt, &nrtt, &rtt_cap, e.rtt_us)) ||
+		     !stats_push(&rtt, &nrtt, &rtt_cap, e.rtt_us)) ||
 		    (!isnan(e.arrival_us) &&
-		     !push(&arrival, &run->narrival, &arrival_cap,
+		     !stats_push(&arrival, &run->narrival, &arrival_cap,
 			   e.arrival_us))) {
 			fprintf(stderr, "%s: out of memory reading '%s'\n",
 				prog, path);

@@ -57,3 +57,18 @@ void stats_compute(double *v, size_t n, struct stats *s)
 	s->p99 = stats_percentile(v, n, 99.0);
 	s->p999 = stats_percentile(v, n, 99.9);
 }
+
+bool stats_push(double **v, size_t *n, size_t *cap, double x)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 4096;
+		double *nv = realloc(*v, ncap * sizeof(**v));
+
+		if (!nv)
+			return false;
+		*v = nv;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = x;
+	return true;
+}

@@ -9,6 +9,7 @@
 #ifndef BENCH_STATS_H
 #define BENCH_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct stats {
@@ -24,5 +25,9 @@ void stats_compute(double *v, size_t n, struct stats *s);
 
 /* p in [0, 100]; sorted must be ascending. NAN when n == 0. */
 double stats_percentile(const double *sorted, size_t n, double p);
+
+/* Appends x to *v (n values, room for *cap), growing it; false when out
+ * of memory (*v is then as it was). */
+bool stats_push(double **v, size_t *n, size_t *cap, double x);
 
 #endif

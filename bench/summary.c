@@ -194,22 +194,6 @@ static void pool_file(struct summary *s, const struct file_part *f)
 		pool_cpu(&s->client, &f->client, echoes);
 }
 
-/* Appends v to a growing array; false when out of memory. */
-static bool push(double **v, size_t *n, size_t *cap, double x)
-{
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 4096;
-		double *nv = realloc(*v, ncap * sizeof(**v));
-
-		if (!nv)
-			return false;
-		*v = nv;
-		*cap = ncap;
-	}
-	(*v)[(*n)++] = x;
-	return true;
-}
-
 int summary_of_files(const char *prog, int nfiles, char **files,
 		     const char *metric)
 {
@@ -291,9 +275,9 @@ int summary_of_files(const char *prog, int nfiles, char **files,
 					printf("%u\t%.1f\n", e.thread, v);
 				continue;
 			}
-			if (!push(&s.rtt, &s.n, &cap, e.rtt_us) ||
+			if (!stats_push(&s.rtt, &s.n, &cap, e.rtt_us) ||
 			    (!isnan(e.arrival_us) &&
-			     !push(&s.arrival, &s.narrival, &acap,
+			     !stats_push(&s.arrival, &s.narrival, &acap,
 				   e.arrival_us))) {
 				fprintf(stderr, "%s: out of memory\n", prog);
 				rc = 1;
