@@ -455,10 +455,13 @@ measure_all() {
 		# The first run after a quiet spell is slower than the rest (the
 		# issue's runs: user's first of three was its slowest in every
 		# directory): one unrecorded run of the whole workload first.
-		read -r label server args <<<"${ok[0]}"
-		say "warm-up: one unrecorded run of $label${tag:+ ($SWEEP_KEY=$v)}"
-		# shellcheck disable=SC2086 # args: zero or more start options
-		run_one "$label" "$server" 0 "$tag" "${sweep_args[@]}" -- $args || true
+		# Timed workloads only: a run of rounds is a burst, and may be long.
+		if [[ " ${BENCH_ARGS[*]} " == *" -d "* || " ${BENCH_ARGS[*]} " == *" --duration "* ]]; then
+			read -r label server args <<<"${ok[0]}"
+			say "warm-up: one unrecorded run of $label${tag:+ ($SWEEP_KEY=$v)}"
+			# shellcheck disable=SC2086 # args: zero or more start options
+			run_one "$label" "$server" 0 "$tag" "${sweep_args[@]}" -- $args || true
+		fi
 		for ((rep = 1; rep <= REPEAT; rep++)); do
 			for ((k = 0; k < n; k++)); do
 				i=$(((k + rep - 1) % n))
@@ -715,7 +718,8 @@ compare_resummarize() {
 		done | sort)
 	SKIPPED=()
 	[[ ! -f $OUT/summary.md ]] ||
-		mapfile -t SKIPPED < <(sed -n '/^Not measured here:/,/^$/s/^- //p' "$OUT/summary.md")
+		mapfile -t SKIPPED < <(awk '/^Not measured here:/ { on = 1; next }
+			on && /^- / { print substr($0, 3); next } on && /^[^-]/ { on = 0 }' "$OUT/summary.md")
 	write_summary
 	echo "summary: $OUT/summary.md"
 }
