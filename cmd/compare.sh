@@ -272,7 +272,10 @@ netns_up() {
 	# Off loopback, TIME_WAIT reuse is off by default; a connection per
 	# request for seconds would run out of ports. This namespace is ours.
 	in_cli sysctl -qw net.ipv4.tcp_tw_reuse=1
-	if [[ -n $SERVER_CPUS ]]; then
+	# Not with netem: the 6.12 guest panicked (NULL dereference in an
+	# interrupt) under 'loss 5%' with RPS on both veth ends; netem's runs
+	# keep the placement that passed before, receive work unsteered.
+	if [[ -n $SERVER_CPUS && -z $NETEM ]]; then
 		# What arrives at each end is received on that end's CPUs: the
 		# echo's receive work on the client's, as on another machine.
 		rps_set '' "$VETH_SRV" "$SERVER_CPUS"
