@@ -25,6 +25,7 @@ Usage: sudo ./run.sh SERVER [--port N] [--addr ADDR] [--cpus LIST] [--bypass] [-
        sudo ./run.sh soak [--runs N] [--vm [--kernel VERSION]] [VARIANT...]
        sudo ./run.sh stop
        ./run.sh status
+       ./run.sh list
 
 Servers: ${SERVERS[*]} (declared in servers/)
 
@@ -52,6 +53,8 @@ Servers: ${SERVERS[*]} (declared in servers/)
                 './run.sh soak --help'
   stop          stop the server and check that nothing is left behind
   status        show the running server
+  list          the variants compare measures (its --servers takes these
+                labels): server, start options, and when each runs
 
 Options:
   --port N      port to serve on (default $DEFAULT_PORT)
@@ -185,6 +188,19 @@ cmd_vm() {
 	return "$rc"
 }
 
+# list: every variant, as compare --servers knows them.
+cmd_list() {
+	local label server args when
+	printf '%-15s %-7s %-26s %s\n' VARIANT SERVER 'START OPTIONS' MEASURED
+	while read -r label server args; do
+		when="every compare"
+		[[ $(variant_get "$label" bypass) != 1 ]] || when="compare --bypass"
+		[[ -z $(variant_get "$label" extra) ]] || when="only when --servers names it"
+		[[ $(server_get "$server" kind) != module ]] || when="$when, in the guest (--vm)"
+		printf '%-15s %-7s %-26s %s\n' "$label" "$server" "${args:--}" "$when"
+	done < <(every_variant)
+}
+
 main() {
 	local cmd server
 	guest_kernel_option "$@"
@@ -202,6 +218,10 @@ main() {
 	status)
 		(($# == 0)) || usage_error "status takes no arguments"
 		server_status
+		;;
+	list)
+		(($# == 0)) || usage_error "list takes no arguments"
+		cmd_list
 		;;
 	compare) exec "$ROOT/cmd/compare.sh" "$@" ;;
 	soak) exec "$ROOT/cmd/soak.sh" "$@" ;;

@@ -410,7 +410,7 @@ plan() {
 	fi
 	while read -r label server args; do
 		known[$label]="$server $args"
-	done < <(all_variants)
+	done < <(every_variant)
 	for want in ${SERVER_LIST//,/ }; do
 		[[ -n ${known[$want]:-} ]] ||
 			usage_error "--servers: no variant '$want' (run.sh list shows them)"

@@ -26,13 +26,15 @@
 #       how its clients reach it (the sk_msg bypass); run.sh's --FLAG
 #       starts it with the server; TEXT says why it serves no other
 #   variant LABEL order=N colour=#RRGGBB [server=NAME] [args="START-OPTIONS"] [bypass=1]
-#           [cpu_scope=all]
+#           [cpu_scope=all] [extra=1]
 #       one thing compare measures and the plots draw, in the order N and
 #       the colour given; of the server declared last unless server= says;
 #       args are run.sh's start options (-- SERVER-ARGS, a front's --FLAG);
 #       bypass=1: only with compare --bypass; cpu_scope=all: its work runs
 #       on any CPU, whatever run.sh --cpus says, so its CPU per echo counts
-#       every CPU
+#       every CPU; extra=1: measured only when compare --servers names it
+#       (an ablation, such as a server with one of its mechanisms off), and
+#       held to no test
 #
 # and, where one differs from the default, hooks named NAME_HOOK. A server's:
 #
@@ -201,7 +203,7 @@ server_hook() {
 variants() {
 	local label
 	for label in "${VARIANTS[@]}"; do
-		[[ ${_variant[$label.bypass]} == 0 ]] || continue
+		[[ ${_variant[$label.bypass]} == 0 && -z ${_variant[$label.extra]:-} ]] || continue
 		echo "$label ${_variant[$label.server]} ${_variant[$label.args]}"
 	done
 }
@@ -209,6 +211,16 @@ variants() {
 # all_variants: the same for every variant, the bypass ones included: what
 # the fault tests hold every server to.
 all_variants() {
+	local label
+	for label in "${VARIANTS[@]}"; do
+		[[ -z ${_variant[$label.extra]:-} ]] || continue
+		echo "$label ${_variant[$label.server]} ${_variant[$label.args]}"
+	done
+}
+
+# every_variant: the same, the extra ones included: what compare --servers
+# may name.
+every_variant() {
 	local label
 	for label in "${VARIANTS[@]}"; do
 		echo "$label ${_variant[$label.server]} ${_variant[$label.args]}"

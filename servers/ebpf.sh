@@ -12,6 +12,10 @@ server ebpf dir=ebpf-echo binary=ebpf-echo/ebpf-echo-server tools='cc clang bpft
 	work=sk_psock_backlog bpf_progs=echo_verdict
 
 variant ebpf order=40 colour='#2ca02c'
+# The same with its flow control off (--flow-limit 0): what that costs per
+# echo. Only where compare --servers names it: it is the unsafe default of
+# the past, never a server to run.
+variant ebpf-noflow order=45 colour='#98df8a' args='-- --flow-limit 0' extra=1
 
 ebpf_unavailable() { bpf_cgroup_unavailable "the ebpf server"; }
 

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# measure-all.sh [--into DIR] [--date YYYYMMDD] [STEP...] - re-measure the
+# comparisons results/ commits, the way they were measured, and make each
+# small enough to commit: thin.sh, the summary rewritten from the thinned
+# files (compare --summarize), the plots redrawn.
+#
+# STEPs (default: all of them, in this order; about an hour on 2 cores):
+#   busy-1 busy-2 busy-3            compare --workload busy, three times back
+#                                   to back (the agreement between them is
+#                                   the method's own check)
+#   pingpong-1 pingpong-2 pingpong-3, connect-1 connect-2 connect-3  the same
+#   busy-loopback                   compare --loopback --workload busy
+#   ebpf-flow-busy ebpf-flow-pingpong  compare --servers ebpf,ebpf-noflow:
+#                                   what ebpf's flow control costs per echo
+#   vm-busy                         compare --vm --workload busy (kecho too)
+#   percall                         ftrace/percall.sh -- -t 50 -d 5
+#
+# Each goes to DIR/DATE-STEP (default DIR: results/, DATE: today); a step
+# whose directory exists is refused. Run it on an idle machine: every
+# process besides the suite's takes CPU time the comparison counts as the
+# servers'. Needs root, as compare does.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+usage() { sed -n '/^# measure-all.sh/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"; }
+die() { echo "measure-all.sh: $*" >&2; exit 1; }
+
+ALL_STEPS="busy-1 busy-2 busy-3 pingpong-1 pingpong-2 pingpong-3 connect-1
+connect-2 connect-3 busy-loopback ebpf-flow-busy ebpf-flow-pingpong vm-busy percall"
+INTO=$ROOT/results
+DATE=$(date -u +%Y%m%d)
+STEPS=()
+while (($#)); do
+	case $1 in
+	-h | --help) usage; exit 0 ;;
+	--into) [[ -n ${2:-} ]] || die "--into needs a directory"; INTO=$2; shift 2 ;;
+	--date) [[ ${2:-} =~ ^[0-9]{8}$ ]] || die "--date needs YYYYMMDD"; DATE=$2; shift 2 ;;
+	-*) die "unknown option '$1' (see --help)" ;;
+	*)
+		[[ " ${ALL_STEPS//$'\n'/ } " == *" $1 "* ]] || die "unknown step '$1' (see --help)"
+		STEPS+=("$1")
+		shift
+		;;
+	esac
+done
+((${#STEPS[@]})) || read -r -a STEPS <<<"${ALL_STEPS//$'\n'/ }"
+[[ $(id -u) == 0 ]] || die "needs root (compare starts servers): sudo $0"
+mkdir -p "$INTO"
+
+# The rows a step keeps: 1 in K, so that a comparison stays a few MB.
+thin_factor() {
+	case $1 in
+	busy*) echo 100 ;;
+	connect*) echo 16 ;;
+	*) echo 25 ;;
+	esac
+}
+
+# compare_args STEP: what compare measures for it.
+compare_args() {
+	case $1 in
+	busy-[0-9]) echo --workload busy ;;
+	pingpong-[0-9]) echo --workload pingpong ;;
+	connect-[0-9]) echo --workload connect ;;
+	busy-loopback) echo --loopback --workload busy ;;
+	ebpf-flow-busy) echo --servers ebpf,ebpf-noflow --workload busy ;;
+	ebpf-flow-pingpong) echo --servers ebpf,ebpf-noflow --workload pingpong ;;
+	vm-busy) echo --vm --workload busy ;;
+	esac
+}
+
+for step in "${STEPS[@]}"; do
+	out=$INTO/$DATE-$step
+	[[ ! -e $out ]] || die "$out exists: move it away, or measure into another --into"
+	echo "== $(date -u +%H:%M:%S) $step -> $out"
+	if [[ $step == percall ]]; then
+		mkdir -p "$out"
+		"$ROOT/ftrace/percall.sh" --out "$out" -- -t 50 -d 5
+		continue
+	fi
+	# shellcheck disable=SC2046 # compare_args: several words
+	"$ROOT/run.sh" compare $(compare_args "$step") --out "$out"
+	"$ROOT/results/thin.sh" "$(thin_factor "$step")" "$out"
+	rm -f "$out"/scatter-*.png
+	"$ROOT/run.sh" compare --summarize "$out"
+	"$ROOT/results/plot.sh" "$out"
+done
+echo "== $(date -u +%H:%M:%S) done: ${STEPS[*]}"
