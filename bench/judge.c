@@ -58,6 +58,7 @@ struct run {
 	char label[NAME_MAX_LEN], repeat[NAME_MAX_LEN], sweep[NAME_MAX_LEN];
 	bool client_bound;
 	bool window;			/* rps over window_s, not elapsed_s */
+	char scope[NAME_MAX_LEN];	/* cpu_scope: whose CPUs cpu counts */
 	size_t ok, narrival;
 	double rps, cpu;
 	double p50_arrival, p99_arrival, p50_rtt, p99_rtt;
@@ -112,7 +113,9 @@ static void usage(FILE *f)
 "runs); the ratio's is the percentile bootstrap, %d resamples of each\n"
 "server's runs, a fixed seed. Verdicts: faster or slower (p50, p99: lower\n"
 "is faster; rps: higher is faster), cheaper or costlier (cpu), no\n"
-"difference detected, or too few runs (fewer than %d on either side).\n"
+"difference detected, or too few runs (fewer than %d on either side);\n"
+"cpu is not compared where the runs counted other CPUs than the\n"
+"baseline's (cpu_scope differs: 'all', every CPU, against 'split').\n"
 "\n"
 "Output, one line per server and figure, the baseline's first:\n"
 "judge label= figure= source= n= excluded= median= lo= hi= coverage= ratio=\n"
@@ -186,8 +189,11 @@ static int read_run(const char *path, struct run *run)
 				client_busy = number(e.value);
 			else if (!strcmp(e.key, "server_busy_s"))
 				server_busy = number(e.value);
-			else if (!strcmp(e.key, "cpu_scope"))
+			else if (!strcmp(e.key, "cpu_scope")) {
 				split = !strcmp(e.value, "split");
+				snprintf(run->scope, sizeof(run->scope), "%s",
+					 e.value);
+			}
 			else if (!strcmp(e.key, "full_ok"))
 				full_ok = number(e.value);
 			continue;
@@ -309,6 +315,21 @@ static uint64_t hash(uint64_t h, const char *s)
 	return h;
 }
 
+/* Whether every run of a and of b counted the same CPUs (cpu_scope). */
+static bool same_scope(const struct group *a, const struct group *b)
+{
+	const char *scope = a->nruns ? a->runs[0]->scope : "";
+	size_t i;
+
+	for (i = 0; i < a->nruns; i++)
+		if (strcmp(a->runs[i]->scope, scope))
+			return false;
+	for (i = 0; i < b->nruns; i++)
+		if (strcmp(b->runs[i]->scope, scope))
+			return false;
+	return true;
+}
+
 /* g's figure against the baseline's: ratio, interval, verdict. */
 static int compare(struct group *g, const struct group *base, enum figure f)
 {
@@ -317,6 +338,12 @@ static int compare(struct group *g, const struct group *base, enum figure f)
 	bool higher, lower;
 	uint64_t seed;
 
+	/* CPU per echo over every CPU (the client's too) against one over
+	 * the server's alone is no ratio of two servers' costs. */
+	if (f == CPU && !same_scope(g, base)) {
+		fs->verdict = "not comparable (cpu_scope differs)";
+		return 0;
+	}
 	if (fs->n && bs->n && bs->median > 0)
 		fs->ratio = fs->median / bs->median;
 	if (fs->n < MIN_RUNS || bs->n < MIN_RUNS) {
@@ -473,7 +500,9 @@ static void print_markdown(const struct group *groups, size_t ngroups)
 	       "faster or slower for latency (lower is faster) and req/s\n"
 	       "(higher is faster), cheaper or costlier for the server's CPU\n"
 	       "per echo; otherwise \"no difference detected\", and \"too few\n"
-	       "runs\" with fewer than %d on either side. Client-bound runs\n"
+	       "runs\" with fewer than %d on either side; CPU per echo counted\n"
+	       "over other CPUs than the baseline's (cpu_scope) is \"not\n"
+	       "comparable\". Client-bound runs\n"
 	       "(bench found the client to be the bottleneck, or the client's\n"
 	       "CPUs were busy %.0f%% of the window or more and the server's\n"
 	       "were not) are left out of latency and req/s, which measured\n"

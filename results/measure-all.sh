@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# measure-all.sh [--into DIR] [--date YYYYMMDD] [STEP...] - re-measure the
+# measure-all.sh [--into DIR] [--date YYYYMMDD] [--repeat N] [STEP...] - re-measure the
 # comparisons results/ commits, the way they were measured, and make each
 # small enough to commit: thin.sh, the summary rewritten from the thinned
 # files (compare --summarize), the plots redrawn.
@@ -17,7 +17,8 @@
 #   percall                         ftrace/percall.sh -- -t 50 -d 5
 #
 # Each goes to DIR/DATE-STEP (default DIR: results/, DATE: today); a step
-# whose directory exists is refused. Run it on an idle machine: every
+# whose directory exists is refused. --repeat N: N runs per server in every
+# compare (compare's default otherwise). Run it on an idle machine: every
 # process besides the suite's takes CPU time the comparison counts as the
 # servers'. Needs root, as compare does.
 set -euo pipefail
@@ -30,12 +31,14 @@ ALL_STEPS="busy-1 busy-2 busy-3 pingpong-1 pingpong-2 pingpong-3 connect-1
 connect-2 connect-3 busy-loopback ebpf-flow-busy ebpf-flow-pingpong vm-busy percall"
 INTO=$ROOT/results
 DATE=$(date -u +%Y%m%d)
+REPEAT=()
 STEPS=()
 while (($#)); do
 	case $1 in
 	-h | --help) usage; exit 0 ;;
 	--into) [[ -n ${2:-} ]] || die "--into needs a directory"; INTO=$2; shift 2 ;;
 	--date) [[ ${2:-} =~ ^[0-9]{8}$ ]] || die "--date needs YYYYMMDD"; DATE=$2; shift 2 ;;
+	--repeat) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--repeat needs a count"; REPEAT=(--repeat "$2"); shift 2 ;;
 	-*) die "unknown option '$1' (see --help)" ;;
 	*)
 		[[ " ${ALL_STEPS//$'\n'/ } " == *" $1 "* ]] || die "unknown step '$1' (see --help)"
@@ -51,8 +54,9 @@ mkdir -p "$INTO"
 # The rows a step keeps: 1 in K, so that a comparison stays a few MB.
 thin_factor() {
 	case $1 in
-	busy*) echo 100 ;;
-	connect*) echo 16 ;;
+	vm-*) echo 25 ;;
+	*busy*) echo 100 ;;
+	*connect*) echo 16 ;;
 	*) echo 25 ;;
 	esac
 }
@@ -80,7 +84,7 @@ for step in "${STEPS[@]}"; do
 		continue
 	fi
 	# shellcheck disable=SC2046 # compare_args: several words
-	"$ROOT/run.sh" compare $(compare_args "$step") --out "$out"
+	"$ROOT/run.sh" compare $(compare_args "$step") "${REPEAT[@]}" --out "$out"
 	"$ROOT/results/thin.sh" "$(thin_factor "$step")" "$out"
 	rm -f "$out"/scatter-*.png
 	"$ROOT/run.sh" compare --summarize "$out"

@@ -81,7 +81,7 @@ no_difference() {
 	is "$(printf '%s\n' "${got[@]}")" "$(printf '%s: no difference detected\n' p50 p99 rps cpu)" "$name"
 }
 
-plan 59
+plan 62
 
 # ---- the help ----------------------------------------------------------------
 
@@ -128,6 +128,19 @@ for f in p50 p99 rps; do
 done
 is "$(verdict "$out" fast cpu)" cheaper "judge/apart: less CPU per echo is cheaper"
 is "$(verdict "$out" slow cpu)" costlier "judge/apart: more CPU per echo is costlier"
+# CPU counted over every CPU (kecho's unbound workqueue) against the
+# baseline's own CPUs is not a ratio of two servers' costs.
+mkdir -p "$dir/scope"
+cp "$dir"/apart/user-*.tsv "$dir/scope/"
+for f in "$dir"/apart/slow-*.tsv; do
+	sed 's/^# bottleneck=/# cpu_scope=all\n&/' "$f" >"$dir/scope/${f##*/}"
+done
+out_scope=$("$JUDGE" "$dir"/scope/*.tsv)
+is "$(verdict "$out_scope" slow cpu)" "not comparable (cpu_scope differs)" \
+	"judge/cpu_scope all against the baseline's split: CPU not compared"
+like "$(line "$out_scope" slow cpu)" " ratio=- ratio_lo=- ratio_hi=- " \
+	"judge/cpu_scope all against the baseline's split: no ratio either"
+is "$(verdict "$out_scope" slow p50)" slower "judge/cpu_scope differs: latency still judged"
 like "$(line "$out" fast p50)" " ratio=0\.[0-9]+ ratio_lo=0\.[0-9]+ ratio_hi=0\.[0-9]+ " \
 	"judge/apart: a lower latency is a ratio below 1, interval too"
 like "$(line "$out" fast rps)" " ratio=1\.[0-9]+ ratio_lo=1\.[0-9]+ ratio_hi=1\.[0-9]+ " \
