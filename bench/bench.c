@@ -827,6 +827,7 @@ static void use_to_summary(const struct cpu_use *u, uint64_t echoes,
 	c->sys_s = u->sys_s;
 	c->softirq_s = u->softirq_s;
 	c->irq_s = u->irq_s;
+	c->capacity_s = u->window_s * u->ncpus;
 	c->echoes = echoes;
 }
 
@@ -1086,7 +1087,14 @@ int main(int argc, char **argv)
 		cfg.label, (unsigned long long)samples, sum.n,
 		(unsigned long long)failed);
 	close(out_fd);
-	if (bound && !isnan(sum.delay_share))
+	if (bound && summary_client_saturated(&sum))
+		fprintf(stderr,
+			"%s: warning: the client was the bottleneck: its CPUs were busy %.0f%% of the window, the\n"
+			"  server's %.0f%%. The client set the pace: the latency and the rate are its own; the CPU per\n"
+			"  echo is still the server's. Use fewer connections, or give the client more CPUs.\n",
+			prog, 100 * sum.client.busy_s / sum.client.capacity_s,
+			100 * sum.server.busy_s / sum.server.capacity_s);
+	else if (bound && !isnan(sum.delay_share))
 		fprintf(stderr,
 			"%s: warning: the client was the bottleneck: half the echoes waited over %.1f ms in its kernel\n"
 			"  for their thread to read them, %.0f%% of the response time it saw (its threads waited for a CPU\n"

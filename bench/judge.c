@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "interval.h"
+#include "summary.h"
 #include "rawfile.h"
 #include "stats.h"
 
@@ -30,7 +31,6 @@
 #define RESAMPLES	10000		/* bootstrap resamples per ratio */
 #define SEED		0x6a75646765ull	/* "judge": fixed, so reproducible */
 #define MIN_RUNS	3		/* fewer on either side: no verdict */
-#define CLIENT_SATURATED 0.95		/* a client's CPUs this busy set the pace */
 #define NAME_MAX_LEN	64
 
 const char *prog = "judge";
@@ -123,7 +123,7 @@ static void usage(FILE *f)
 "      there is nothing, as the baseline's ratio)\n"
 "Exit status: 0, 1 when a file cannot be read or the baseline has no\n"
 "runs, 2 for bad usage.\n",
-		prog, 100 * CLIENT_SATURATED, RESAMPLES, MIN_RUNS);
+		prog, 100 * CPU_SATURATED, RESAMPLES, MIN_RUNS);
 }
 
 /* A metadata value as a number: NAN when it is not one. */
@@ -143,11 +143,32 @@ static double number(const char *s)
 static double *rtt, *arrival;
 static size_t rtt_cap, arrival_cap;
 
+/* The CPUs in a list such as "0-1,3" (bench's server_cpus, client_cpus);
+ * at least 1, whatever it holds. */
+static int cpu_count(const char *list)
+{
+	int n = 0, a, b, used;
+
+	while (sscanf(list, "%d%n", &a, &used) == 1) {
+		list += used;
+		b = a;
+		if (*list == '-' && sscanf(list + 1, "%d%n", &b, &used) == 1)
+			list += 1 + used;
+		if (b >= a)
+			n += b - a + 1;
+		if (*list != ',')
+			break;
+		list++;
+	}
+	return n > 0 ? n : 1;
+}
+
 /* Reads one raw file into *run; 0, or 1 after saying why not. */
 static int read_run(const char *path, struct run *run)
 {
 	double elapsed = NAN, window = NAN, full_ok = NAN, ok;
 	double client_busy = NAN, server_busy = NAN;
+	int server_cpus = 1, client_cpus = 1;	/* how many each side had */
 	bool split = false;
 	char server[NAME_MAX_LEN] = "";
 	struct stats s;
@@ -189,6 +210,10 @@ static int read_run(const char *path, struct run *run)
 				client_busy = number(e.value);
 			else if (!strcmp(e.key, "server_busy_s"))
 				server_busy = number(e.value);
+			else if (!strcmp(e.key, "server_cpus"))
+				server_cpus = cpu_count(e.value);
+			else if (!strcmp(e.key, "client_cpus"))
+				client_cpus = cpu_count(e.value);
 			else if (!strcmp(e.key, "cpu_scope")) {
 				split = !strcmp(e.value, "split");
 				snprintf(run->scope, sizeof(run->scope), "%s",
@@ -229,8 +254,9 @@ static int read_run(const char *path, struct run *run)
 	 * echoes wait under its 1 ms, yet bench's CPU was 99.7% busy and the
 	 * server's 90%). Only where the two sides' CPUs are apart (split).
 	 */
-	if (split && window > 0 && client_busy >= CLIENT_SATURATED * window &&
-	    !(server_busy >= CLIENT_SATURATED * window))
+	if (split && window > 0 &&
+	    client_busy >= CPU_SATURATED * window * client_cpus &&
+	    !(server_busy >= CPU_SATURATED * window * server_cpus))
 		run->client_bound = true;
 	/* window_s, where bench gives it, is the measured window itself. A
 	 * thinned file (results/thin.sh) keeps every Kth row and the run's
@@ -509,7 +535,7 @@ static void print_markdown(const struct group *groups, size_t ngroups)
 	       "the client there, and kept for CPU per echo, the server's cost\n"
 	       "of each echo whoever set the pace. Latency is %s.\n\n",
 	       groups[0].label, RESAMPLES, 100.0 * threshold, MIN_RUNS,
-	       100 * CLIENT_SATURATED,
+	       100 * CPU_SATURATED,
 	       by_arrival ? "server side (arrival_us)" :
 	       "client side (rtt_us): not every\necho was stamped by the kernel");
 	printf("| server | runs |");

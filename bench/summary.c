@@ -18,15 +18,35 @@
  * 11-20 ms and 31-68% of rtt_us; a 1-thread ping-pong, 6 us and 51%; 1000
  * threads against user at SCHED_IDLE, 7 ms and 8% (the server's queue).
  * Without stamps: when the threads waited CLIENT_BOUND_SHARE of their time
- * for a CPU.
+ * for a CPU. And either way, with server and client on CPUs of their own:
+ * when the client's were busy CPU_SATURATED of the window or more and the
+ * server's were not. With 50 busy connections over a veth the echoes wait
+ * under a millisecond in the client's kernel, yet its CPU is 99-100% busy
+ * and the server's 86-96% (results/20261124-busy-*): the client sets the
+ * pace, and the latency and the rate are its own.
  */
 #define CLIENT_DELAY_US    1000.0
 #define CLIENT_DELAY_SHARE 0.25
 #define CLIENT_BOUND_SHARE 0.5
 
+/* Whether a set of CPUs was busy CPU_SATURATED of its capacity or more;
+ * false when not known. */
+static bool saturated(const struct summary_cpu *c)
+{
+	return c->capacity_s > 0 && c->busy_s >= CPU_SATURATED * c->capacity_s;
+}
+
+bool summary_client_saturated(const struct summary *s)
+{
+	return s->cpu_scope && !strcmp(s->cpu_scope, "split") &&
+	       saturated(&s->client) && s->server.capacity_s > 0 &&
+	       !saturated(&s->server);
+}
+
 bool summary_client_bound(struct summary *s, struct stats *delay)
 {
 	double rtt_sum = 0, delay_sum = 0;
+	bool bound;
 	size_t i;
 
 	stats_compute(s->delay, s->narrival, delay);
@@ -36,10 +56,12 @@ bool summary_client_bound(struct summary *s, struct stats *delay)
 			delay_sum += s->delay[i];
 		}
 		s->delay_share = delay_sum / rtt_sum;
-		return delay->p50 >= CLIENT_DELAY_US &&
-		       s->delay_share >= CLIENT_DELAY_SHARE;
+		bound = delay->p50 >= CLIENT_DELAY_US &&
+			s->delay_share >= CLIENT_DELAY_SHARE;
+	} else {
+		bound = !isnan(s->rq_share) && s->rq_share >= CLIENT_BOUND_SHARE;
 	}
-	return !isnan(s->rq_share) && s->rq_share >= CLIENT_BOUND_SHARE;
+	return bound || summary_client_saturated(s);
 }
 
 /* Microseconds per echo of busy seconds; nan when not known. */

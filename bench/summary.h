@@ -36,6 +36,7 @@
  * ok echoes of those windows (0: not known). */
 struct summary_cpu {
 	double busy_s, usr_s, sys_s, softirq_s, irq_s;
+	double capacity_s;		/* window x CPUs counted; 0: not known */
 	uint64_t echoes;
 };
 
@@ -62,12 +63,20 @@ struct summary {
 /* Prints the summary line. Sorts the sample arrays. */
 void summary_print(struct summary *s);
 
+/* The share of its capacity a set of CPUs was busy above which it set the
+ * pace of a run (bench/judge applies the same). */
+#define CPU_SATURATED 0.95
+
 /*
  * Was the client the bottleneck of the run? Fills *delay with the
  * statistics of its own delay (rtt_us - arrival_us) and s->delay_share;
  * sorts s->delay. See summary.c for the rule and the numbers behind it.
  */
 bool summary_client_bound(struct summary *s, struct stats *delay);
+
+/* The last of those rules alone: server and client on CPUs of their own,
+ * the client's saturated, the server's not. */
+bool summary_client_saturated(const struct summary *s);
 
 /*
  * bench --summarize FILE...: the summary line of raw files, samples pooled

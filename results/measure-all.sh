@@ -86,8 +86,8 @@ for step in "${STEPS[@]}"; do
 	# shellcheck disable=SC2046 # compare_args: several words
 	"$ROOT/run.sh" compare $(compare_args "$step") "${REPEAT[@]}" --out "$out"
 	"$ROOT/results/thin.sh" "$(thin_factor "$step")" "$out"
-	rm -f "$out"/scatter-*.png
 	"$ROOT/run.sh" compare --summarize "$out"
 	"$ROOT/results/plot.sh" "$out"
+	rm -f "$out"/scatter-*.png	# a plot per server of every kept row: redrawn on demand
 done
 echo "== $(date -u +%H:%M:%S) done: ${STEPS[*]}"

@@ -105,8 +105,11 @@ pick_metric() {
 }
 
 plot_common() {
+	# wider with more servers, so that each one's verdict fits under it
+	local width=$((${#servers[@]} * 140 + 120))
+	((width >= 960)) || width=960
 	cat <<-GP
-		set terminal pngcairo size 960,600 noenhanced font ",10"
+		set terminal pngcairo size $width,600 noenhanced font ",10"
 		set datafile separator "\t"
 		set grid ytics
 	GP
@@ -255,6 +258,20 @@ main() {
 
 # client_bound_note DIR: which drawn runs bench found client-bound (its
 # '# bottleneck=client', after the rows), or nothing.
+# run_client_bound FILE: whether the run was client-bound, by judge's rule
+# (bench's bottleneck=client, or the client's CPUs saturated while the
+# server's were not), so that a plot says what summary.md says; bench's
+# key alone where judge is not built.
+run_client_bound() {
+	local line
+	if [[ -x $JUDGE ]]; then
+		line=$("$JUDGE" --baseline "$(meta "$1" label)" "$1" 2>/dev/null | grep ' figure=p50 ')
+		[[ $line == *" excluded=1 "* ]]
+	else
+		gzip -dcf "$1" | grep -q '^# bottleneck=client$'
+	fi
+}
+
 client_bound_note() {
 	local dir=$1 s f n total parts=()
 	for s in "${servers[@]}"; do
@@ -262,7 +279,7 @@ client_bound_note() {
 		total=0
 		for f in $(files_of "$dir" "$s"); do
 			total=$((total + 1))
-			! gzip -dcf "$f" | grep -q '^# bottleneck=client$' || n=$((n + 1))
+			! run_client_bound "$f" || n=$((n + 1))
 		done
 		((n == 0)) || parts+=("$s $n of $total")
 	done
@@ -270,19 +287,28 @@ client_bound_note() {
 	echo "CLIENT-BOUND runs ($(join ', ' "${parts[@]}")): the client held requests back; their latency is the client's, not the server's"
 }
 
-# verdicts DIR: VERDICT[server.figure] = "ratio [lo, hi] verdict" from
-# bench/judge, for the servers of a comparison (3 runs or more each).
+# verdicts DIR: VERDICT[server.figure] = "ratio verdict\n[lo, hi]" (or
+# the verdict alone where there is no interval) from bench/judge, for the
+# servers of a comparison.
 declare -A VERDICT=()
 verdicts() {
-	local dir=$1 s files=() line label figure
+	local dir=$1 s files=() line label figure v
 	hand_runs "$dir" && return 0	# one run per server: nothing to judge
 	[[ -x $JUDGE ]] || return 0
 	for s in "${servers[@]}"; do mapfile -t -O "${#files[@]}" files < <(files_of "$dir" "$s"); done
 	while read -r line; do
 		label=$(field "$line" label)
 		figure=$(field "$line" figure)
-		[[ $(field "$line" ratio) != - ]] || continue
-		VERDICT[$label.$figure]="$(field "$line" ratio) [$(field "$line" ratio_lo), $(field "$line" ratio_hi)] ${line##*verdict=}"
+		v=${line##*verdict=}
+		v=${v/no difference detected/no difference}
+		if [[ $(field "$line" ratio_lo) != - ]]; then
+			# two lines under the name: "ratio verdict", "[lo, hi]"
+			VERDICT[$label.$figure]="$(field "$line" ratio) $v\\n[$(field "$line" ratio_lo), $(field "$line" ratio_hi)]"
+		elif [[ $v == "not comparable"* ]]; then
+			VERDICT[$label.$figure]="not comparable:\\nother CPUs counted"
+		elif [[ $v != - ]]; then
+			VERDICT[$label.$figure]=$v
+		fi
 	done < <("$JUDGE" "${files[@]}" 2>/dev/null | grep '^judge ')
 }
 
