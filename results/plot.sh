@@ -104,12 +104,41 @@ pick_metric() {
 	echo arrival
 }
 
-plot_common() {
-	# wider with more servers, so that each one's verdict fits under it
+# canvas_width: pixels; wider with more servers, so that each one's
+# verdict fits under its name.
+canvas_width() {
 	local width=$((${#servers[@]} * 140 + 120))
 	((width >= 960)) || width=960
+	echo "$width"
+}
+
+# gp_title LINE...: gnuplot's "set title", the LINEs (each may hold \n)
+# one under the other, each wrapped after a ", ", "; " or ": " where it
+# would not fit the canvas (about 7 pixels a character).
+gp_title() {
+	printf '%s\n' "$@" | sed 's/\\n/\n/g' | awk -v max=$(($(canvas_width) / 7)) '
+		{
+			line = $0
+			while (length(line) > max) {
+				cut = 0
+				for (i = max - 1; i > max / 2; i--) {
+					c = substr(line, i, 2)
+					if (c == ", " || c == "; " || c == ": ") { cut = i; break }
+				}
+				if (!cut)
+					break
+				out = out (out == "" ? "" : "\\n") substr(line, 1, cut)
+				line = substr(line, cut + 2)
+			}
+			out = out (out == "" ? "" : "\\n") line
+		}
+		END { printf "set title \"%s\"\n", out }'
+}
+
+plot_common() {
 	cat <<-GP
-		set terminal pngcairo size $width,600 noenhanced font ",10"
+		set terminal pngcairo size $(canvas_width),600 noenhanced font ",10"
+		set bmargin 5
 		set datafile separator "\t"
 		set grid ytics
 	GP
@@ -201,7 +230,7 @@ main() {
 	{
 		plot_common
 		echo "set output '$dir/boxplot.png'"
-		printf 'set title "%s\\n%s"\n' "Response time per server" "$title"
+		gp_title "Response time per server" "$title"
 		echo "set ylabel 'response time (us)'"
 		[[ $logy == 1 ]] && echo "set logscale y"
 		echo "set style boxplot nooutliers"
@@ -222,7 +251,7 @@ main() {
 	{
 		plot_common
 		echo "set output '$dir/cdf.png'"
-		printf 'set title "%s\\n%s"\n' "Response-time CDF" "$title"
+		gp_title "Response-time CDF" "$title"
 		echo "set xlabel 'response time (us)'"
 		echo "set ylabel 'fraction of samples'"
 		echo "set logscale x"
@@ -241,7 +270,7 @@ main() {
 		{
 			plot_common
 			echo "set output '$dir/scatter-$s.png'"
-			printf 'set title "%s\\n%s"\n' "$s: response time per thread" "$title"
+			gp_title "$s: response time per thread" "$title"
 			echo "set xlabel 'thread'"
 			echo "set ylabel 'response time (us)'"
 			[[ $logy == 1 ]] && echo "set logscale y"
@@ -342,7 +371,7 @@ plot_cpu() {
 	{
 		plot_common
 		echo "set output '$dir/cpu.png'"
-		printf 'set title "%s\\n%s"\n' "CPU per echo: the server's CPUs by kind (stacked), the client's (grey)" \
+		gp_title "CPU per echo: the server's CPUs by kind (stacked), the client's (grey)" \
 			"${title%%\\n*}${bound_note:+\\n$bound_note}"
 		echo "set ylabel 'CPU time per echoed message (us)'"
 		echo "set style fill solid 0.7 border -1"
@@ -383,7 +412,7 @@ plot_sweep() {
 	{
 		plot_common
 		echo "set output '$dir/sweep-latency.png'"
-		printf 'set title "%s\\n%s"\n' "p50 (solid) and p99 (dashed) against $key" "$title"
+		gp_title "p50 (solid) and p99 (dashed) against $key" "$title"
 		echo "set xlabel '$key'"
 		echo "set ylabel 'response time (us)'"
 		echo "set logscale xy"
@@ -401,7 +430,7 @@ plot_sweep() {
 	{
 		plot_common
 		echo "set output '$dir/sweep-rps.png'"
-		printf 'set title "%s\\n%s"\n' "Requests per second against $key" "$title"
+		gp_title "Requests per second against $key" "$title"
 		echo "set xlabel '$key'"
 		echo "set ylabel 'requests/s'"
 		echo "set logscale x"
