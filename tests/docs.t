@@ -115,7 +115,7 @@ helps() {
 	cat "$h/run" "$h/bench" >"$h/run+bench"
 	cat "$h/bench" >>"$h/compare"
 	local s
-	for s in trace percall wq-latency; do
+	for s in trace percall wq-latency profile; do
 		help_of "$s.sh" "$ROOT/ftrace/$s.sh" --help
 	done
 	help_of run-vm.sh "$ROOT/vm/run-vm.sh" --help
@@ -158,7 +158,7 @@ code() {
 		if (tok ~ /(^|\/)bench\/bench$/) return "bench"
 		if (tok ~ /(^|\/)bench\/judge$/) return "judge"
 		if (tok == "bench" && rest[0] >= 1 && rest[1] ~ /^-/) return "bench"
-		if (tok ~ /(^|\/)(trace|percall|wq-latency)\.sh$/) {
+		if (tok ~ /(^|\/)(trace|percall|wq-latency|profile)\.sh$/) {
 			sub(/.*\//, "", tok)
 			return tok
 		}
@@ -197,7 +197,7 @@ code() {
 		if (!fence && !/^(    |\t)/) inblock = 0
 		if (block) {
 			carry = ""
-			if (last != "" && $0 ~ /^[ \t]+[[a-z-]/ && !/(run|bench|trace|percall|wq-latency|run-vm|plot)(\.sh|\/bench)/) {
+			if (last != "" && $0 ~ /^[ \t]+[[a-z-]/ && !/(run|bench|trace|percall|wq-latency|profile|run-vm|plot)(\.sh|\/bench)/) {
 				indent = match($0, /[^ \t]/)
 				if (indent > last_indent) carry = last
 			}

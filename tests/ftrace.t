@@ -4,7 +4,7 @@
 # name what they were meant to see, and leave tracefs as they found it.
 #
 # Case groups (TESTS=ftrace:NAME,...): funclat, trace, percall,
-# wq-latency, interrupted.
+# profile, wq-latency, interrupted.
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -142,6 +142,50 @@ if case_selected percall; then
 	diag "percall/refused: status $rc: $(grep refused <<<"$out")"
 	state=$(tracefs_state)$'\n'$("$RUN" status 2>&1)
 	is "$state" "$before"$'\n'"no server is running" "percall/refused: tracefs as found, no server"
+fi
+
+if case_selected profile; then
+	# profile.sh: a sampling profile of the server's CPU in the default
+	# placement. Its process split is exclusive (sums to 100%); user's
+	# echo is syscalls, ebpf's the psock backlog in kworkers.
+	out=$(bounded 180 "$FT/profile.sh" --seconds 2 --out "$OUT/prof" user ebpf 2>&1)
+	ok $? "profile: exits 0"
+	tsv=$OUT/prof/profile.tsv
+	for s in user ebpf; do
+		sum=$(awk -F'\t' -v s="$s" '$1 == s && $2 == "process" { t += $4 } END { printf "%.1f", t }' "$tsv" 2>/dev/null)
+		awk -v t="${sum:-0}" 'BEGIN { exit !(t >= 99 && t <= 101) }'
+		ok $? "profile/$s: the process shares sum to 100% ($sum)"
+	done
+	share() { awk -F'\t' -v s="$1" -v w="$2" '$1 == s && index($3, w) == 1 { print $4 }' "$tsv" 2>/dev/null; }
+	awk -v u="$(share user syscalls)" -v e="$(share ebpf syscalls)" 'BEGIN { exit !(u > 20 && e < u / 4) }'
+	ok $? "profile: user's CPU is in syscalls ($(share user syscalls)%), ebpf's much less ($(share ebpf syscalls)%)"
+	awk -v k="$(share ebpf kworkers)" -v b="$(share ebpf psock-backlog)" -v u="$(share user psock-backlog)" \
+		'BEGIN { exit !(k > 20 && b > 20 && u == 0) }'
+	ok $? "profile: ebpf's echo runs in kworkers ($(share ebpf kworkers)%), in sk_psock_backlog ($(share ebpf psock-backlog)%), user's never there"
+	[[ -s $OUT/prof/user-profile.txt && ! -e $OUT/prof/user.perf.data ]]
+	ok $? "profile: perf's report kept, its data file not"
+	is "$("$RUN" status 2>&1)" "no server is running" "profile: no server left"
+
+	# A profile short of samples is refused: a perf that records at a tenth
+	# of the rate asked
+	cat >"$OUT/perf-slow" <<-'EOF'
+	#!/bin/sh
+	[ "$1" = record ] || exec perf "$@"
+	shift
+	for a; do shift; [ "$a" = 997 ] && a=99; set -- "$@" "$a"; done
+	exec perf record "$@"
+	EOF
+	chmod +x "$OUT/perf-slow"
+	out=$(PERF=$OUT/perf-slow bounded 120 "$FT/profile.sh" --seconds 2 --out "$OUT/slow" user 2>&1)
+	rc=$?
+	[[ $rc == 1 && $out == *"refused: user's profile holds "* && ! -e $OUT/slow/profile.tsv ]]
+	ok $? "profile/refused: too few samples gives no figure, exit 1"
+	diag "profile/refused: status $rc: $(grep refused <<<"$out")"
+	out=$(bounded 10 "$FT/profile.sh" --seconds x 2>&1)
+	is $? 2 "profile/usage: --seconds x exits 2"
+	out=$(PERF=/nonexistent/perf bounded 10 "$FT/profile.sh" --out "$OUT/none" user 2>&1)
+	[[ $? == 1 && $out == *"not installed"* ]]
+	ok $? "profile: no perf: says so, exit 1"
 fi
 
 if case_selected wq-latency; then

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# profile.sh - where the server's CPU goes, per echo, from a sampling profile.
+#
+#   sudo ./ftrace/profile.sh [--out DIR] [--seconds N] [SERVER...]
+#
+# For each SERVER (default: user and ebpf) it runs one measured compare run
+# in the default placement (two machines on one box: the server on CPU 0,
+# bench -t 50 in its own namespace on CPU 1) and, in the middle of it,
+# samples the server's CPUs with perf (cpu-clock, 997 Hz, call graphs) for
+# N seconds (default 6). Each sample is 1/997 s of one CPU, busy or idle,
+# so a share of the samples is a share of those CPUs' time; the run's echo
+# rate turns it into microseconds per echo. Printed and written to
+# DIR/profile.tsv (default: the newest results dir):
+#   - by process, exclusive (the shares sum to 100%): the server's own
+#     threads, kworkers, ksoftirqd, idle (swapper: the idle loop and the
+#     interrupts taken in it), other;
+#   - by kernel path, inclusive (a sample counts for every function on its
+#     stack, so these overlap): system calls, the psock backlog, receive
+#     softirq, the RPS IPI sends, TCP send and receive, the idle loop.
+# DIR/SERVER-profile.txt keeps perf's report (children, by symbol). A
+# profile perf says lost samples of, or that covers under 90% of the
+# expected samples, is refused: no figure, the reason, exit 1. Samples
+# taken with interrupts off land on the instruction that turns them back on
+# (cpu-clock is a timer): handle_softirqs' own share is such time. PERF
+# names the perf command (default: perf).
+set -euo pipefail
+# shellcheck source=lib/tracefs.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/tracefs.sh"
+
+usage() {
+	sed -n '/^#   sudo/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"
+}
+
+PERF=${PERF:-perf}
+FREQ=997
+# "label function": the inclusive paths reported, in this order.
+PATHS='syscalls do_syscall_64
+psock-backlog sk_psock_backlog
+net-rx-softirq net_rx_action
+rps-ipi-send net_rps_send_ipi
+tcp-send tcp_sendmsg_locked
+tcp-receive tcp_v4_rcv
+idle-loop do_idle'
+
+# share REPORT SYMBOL: the children share (%) of SYMBOL in a perf report
+# (--children --sort sym -g none), 0 when it is not there.
+share() {
+	awk -v sym="$2" '$3 ~ /^\[/ && $4 == sym { sub(/%/, "", $1); print $1; found = 1; exit }
+		END { if (!found) print 0 }' "$1"
+}
+
+# profile SERVER: one run, its profile; a row per figure on stdout.
+profile() {
+	local s=$1 run data rate cpus ncpus expected samples lost f label sym pct
+	run=$tmp/$s
+	cpus=$(cpus_auto)
+	ncpus=$(cpu_list_count "$cpus")
+	"$ROOT/run.sh" compare --servers "$s" --repeat 1 -t 50 -d $((SECONDS_SAMPLED + 10)) \
+		--warmup 1 --out "$run" >"$tmp/$s.log" 2>&1 &
+	CPID=$!
+	# The measured run's raw file appears when its bench starts (the
+	# comparison's unrecorded warm-up writes none); 3 s on: steady state.
+	for ((f = 0; f < 600; f++)); do
+		[[ -e $run/$s-1.tsv ]] && break
+		kill -0 "$CPID" 2>/dev/null || break
+		sleep 0.2
+	done
+	[[ -e $run/$s-1.tsv ]] || { wait "$CPID" || true; die "$s: compare made no run to profile: $(tail -n 3 "$tmp/$s.log")"; }
+	sleep 3
+	data=$out/$s.perf.data
+	"$PERF" record -q -C "$cpus" -g -F "$FREQ" -o "$data" -- sleep "$SECONDS_SAMPLED" 2>"$tmp/$s.perf.err" ||
+		{ wait "$CPID" || true; die "$s: perf record failed: $(tail -n 2 "$tmp/$s.perf.err")"; }
+	wait "$CPID" || die "$s: the compare run failed: $(tail -n 3 "$tmp/$s.log")"
+	CPID=
+	rate=$(awk -F= '$1 == "# window_s" { w = $2 } $1 == "# cpu_echoes" { e = $2 }
+		END { if (w > 0 && e > 0) printf "%.3f", e / w }' "$run/$s-1.tsv")
+	[[ -n $rate ]] || die "$s: its raw file has no window_s or cpu_echoes: no rate to divide by"
+	lost=$("$PERF" report -i "$data" --stats 2>/dev/null | awk '/LOST/ { n += $NF } END { print n + 0 }')
+	((lost == 0)) || die "refused: perf lost $lost events of $s's profile"
+	samples=$("$PERF" report -i "$data" --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
+	expected=$((SECONDS_SAMPLED * FREQ * ncpus))
+	((${samples:-0} * 10 >= expected * 9)) ||
+		die "refused: $s's profile holds ${samples:-0} samples of the $expected expected (${SECONDS_SAMPLED} s x $FREQ Hz x $ncpus CPUs): its shares would not be of the CPUs' time"
+	"$PERF" report -i "$data" --children --sort sym --stdio -g none 2>/dev/null | grep '%' >"$out/$s-profile.txt"
+	"$PERF" report -i "$data" --no-children --sort comm --stdio -g none 2>/dev/null | grep '%' >"$tmp/$s.comm"
+	# us per echo = share x CPUs x 1e6 / echoes a second
+	awk -v s="$s" -v bin="$(basename "$(server_binary "$s")")" -v k="$ncpus" -v rate="$rate" '
+		function row(kind, label, pct) {
+			printf "%s\t%s\t%s\t%.1f\t%.3f\n", s, kind, label, pct, pct / 100 * k * 1e6 / rate
+		}
+		{
+			pct = $1; sub(/%/, "", pct); comm = $2
+			if (substr(bin, 1, 15) == substr(comm, 1, 15)) g = "server"
+			else if (comm ~ /^kworker/) g = "kworkers"
+			else if (comm ~ /^ksoftirqd/) g = "ksoftirqd"
+			else if (comm == "swapper") g = "idle"
+			else g = "other"
+			by[g] += pct
+		}
+		END {
+			n = split("server kworkers ksoftirqd idle other", order, " ")
+			for (i = 1; i <= n; i++)
+				row("process", order[i], by[order[i]] + 0)
+		}' "$tmp/$s.comm"
+	while read -r label sym; do
+		pct=$(share "$out/$s-profile.txt" "$sym")
+		awk -v s="$s" -v l="$label" -v sym="$sym" -v p="$pct" -v k="$ncpus" -v rate="$rate" \
+			'BEGIN { printf "%s\tpath\t%s (%s)\t%.1f\t%.3f\n", s, l, sym, p, p / 100 * k * 1e6 / rate }'
+	done <<<"$PATHS"
+	echo "# $s: $samples samples, $rate echoes/s, CPUs $cpus; the run's server CPU per echo $(sed -n 's/^# server_cpu_us_per_echo=//p' "$run/$s-1.tsv") us, NET_RX softirqs per echo by CPU $(awk -F= '$1 == "# cpu_echoes" { e = $2 } $1 == "# softirq_net_rx" { v = $2 }
+		END { n = split(v, p, ","); for (i = 1; i <= n; i++) { split(p[i], c, ":"); printf "%s%s:%.2f", (i > 1 ? "," : ""), c[1], c[2] / e } }' "$run/$s-1.tsv")"
+}
+
+# On any exit: a comparison still running is stopped (it cleans up after
+# itself on SIGTERM), the scratch files go.
+CPID=
+tmp=
+cleanup() {
+	if [[ -n $CPID ]] && kill -0 "$CPID" 2>/dev/null; then
+		kill -TERM "$CPID" 2>/dev/null || true
+		wait "$CPID" 2>/dev/null || true
+	fi
+	[[ -z $tmp ]] || rm -rf "$tmp"
+}
+
+# cpus_auto: the CPUs compare gives the server (run.sh --cpus auto).
+cpus_auto() {
+	local n
+	n=$(nproc)
+	((n > 1)) || die "profile.sh needs 2 CPUs or more: one for the server, one for bench"
+	if ((n == 2)); then echo 0; else echo "0-$(((n + 1) / 2 - 1))"; fi
+}
+
+# cpu_list_count LIST: how many CPUs "0-1,3" names.
+cpu_list_count() {
+	tr ',' '\n' <<<"$1" | awk -F- '{ n += (NF == 2 ? $2 - $1 + 1 : 1) } END { print n }'
+}
+
+main() {
+	local s servers=()
+	out=
+	SECONDS_SAMPLED=6
+	while (($#)); do
+		case $1 in
+		--out) out=${2:?--out needs a directory}; shift ;;
+		--seconds)
+			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "profile.sh: --seconds needs a whole number of seconds" >&2; exit 2; }
+			SECONDS_SAMPLED=$2
+			shift
+			;;
+		-h | --help) usage; exit 0 ;;
+		*)
+			is_server "$1" || { echo "profile.sh: unknown argument '$1' (servers: ${SERVERS[*]})" >&2; usage >&2; exit 2; }
+			[[ $(server_get "$1" kind) != module ]] ||
+				{ echo "profile.sh: $1 is a module: it loads in the guest only, which this script does not profile" >&2; exit 2; }
+			servers+=("$1")
+			;;
+		esac
+		shift
+	done
+	((${#servers[@]})) || servers=(user ebpf)
+	need_root "${0##*/}"
+	command -v "$PERF" >/dev/null ||
+		die "perf ($PERF) is not installed: run 'sudo make deps' (Debian: linux-perf)"
+	[[ -n $out ]] || out=$(results_dir)
+	mkdir -p "$out"
+	trap cleanup EXIT
+	trap 'exit 130' INT TERM
+	make_tmp
+	{
+		echo "# kernel=$(uname -r) where=native placement=two-machine bench=-t 50 sampled_s=$SECONDS_SAMPLED freq_hz=$FREQ method=perf-record-cpu-clock"
+		echo "# process: exclusive shares of the server's CPUs' samples (sum 100%); path: inclusive (a sample counts for every function on its stack: they overlap)"
+		printf 'server\tkind\twhat\tshare_pct\tus_per_echo\n'
+		for s in "${servers[@]}"; do
+			profile "$s"
+		done
+	} >"$tmp/profile.tsv"
+	cp "$tmp/profile.tsv" "$out/profile.tsv"
+	rm -f "$out"/*.perf.data	# large, and bound to this kernel's symbols
+	grep '^#' "$out/profile.tsv"
+	grep -v '^#' "$out/profile.tsv" | column -t -s $'\t' 2>/dev/null || grep -v '^#' "$out/profile.tsv"
+	echo "results: $out/profile.tsv"
+}
+
+main "$@"
