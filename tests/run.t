@@ -18,7 +18,7 @@ refused() {
 	like "$out" "run.sh: .*Try './run.sh --help'" "run/$name: says why"
 }
 
-plan 37
+plan 42
 
 refused no-command
 refused unknown-server nosuchserver
@@ -28,6 +28,7 @@ refused port-not-a-number user --port abc
 refused bad-addr user --addr 1.2.3
 refused addr-out-of-range kecho --addr 256.0.0.1
 refused stop-extra-args stop now
+refused list-extra-args list all
 
 out=$("$RUN" --help)
 ok $? "run/help: exit 0"
@@ -37,6 +38,13 @@ like "$out" "Usage: .*user.*ebpf.*kecho" "run/help: lists the servers"
 out=$("$RUN" status)
 ok $? "run/status-idle: exit 0"
 like "$out" "no server is running" "run/status-idle: says so"
+
+# list: every variant compare --servers takes, and when each is measured
+out=$("$RUN" list)
+ok $? "run/list: exit 0"
+like "$out" "(^|"$'\n'")user +user +- +every compare" "run/list: user, measured by every compare"
+like "$out" "(^|"$'\n'")ebpf-noflow +ebpf +-- --flow-limit 0 +only when --servers names it" \
+	"run/list: the ablation ebpf-noflow, measured only when named"
 
 # setpriv: util-linux, which make deps installs.
 out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$RUN" user 2>&1)
