@@ -256,7 +256,8 @@ static int read_run(const char *path, struct run *run)
 	 */
 	if (split && window > 0 &&
 	    client_busy >= CPU_SATURATED * window * client_cpus &&
-	    !(server_busy >= CPU_SATURATED * window * server_cpus))
+	    !(server_busy >= CPU_SATURATED * window * server_cpus) &&
+	    server_busy >= CPU_SERVER_AT_WORK * window * server_cpus)
 		run->client_bound = true;
 	/* window_s, where bench gives it, is the measured window itself. A
 	 * thinned file (results/thin.sh) keeps every Kth row and the run's

@@ -36,11 +36,15 @@ static bool saturated(const struct summary_cpu *c)
 	return c->capacity_s > 0 && c->busy_s >= CPU_SATURATED * c->capacity_s;
 }
 
+/* The server's CPUs idle all but CPU_SERVER_AT_WORK of the window did
+ * not hold the server (a stale placement, a stopped server): the run says
+ * nothing of who set the pace. */
 bool summary_client_saturated(const struct summary *s)
 {
 	return s->cpu_scope && !strcmp(s->cpu_scope, "split") &&
 	       saturated(&s->client) && s->server.capacity_s > 0 &&
-	       !saturated(&s->server);
+	       !saturated(&s->server) &&
+	       s->server.busy_s >= CPU_SERVER_AT_WORK * s->server.capacity_s;
 }
 
 bool summary_client_bound(struct summary *s, struct stats *delay)

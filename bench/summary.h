@@ -66,6 +66,8 @@ void summary_print(struct summary *s);
 /* The share of its capacity a set of CPUs was busy above which it set the
  * pace of a run (bench/judge applies the same). */
 #define CPU_SATURATED 0.95
+/* ... and the share below which a set of CPUs did none of the run's work. */
+#define CPU_SERVER_AT_WORK 0.10
 
 /*
  * Was the client the bottleneck of the run? Fills *delay with the
