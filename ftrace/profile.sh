@@ -113,7 +113,7 @@ profile() {
 }
 
 # On any exit: a comparison still running is stopped (it cleans up after
-# itself on SIGTERM), the scratch files go.
+# itself on SIGTERM), the scratch files and perf's data files go.
 CPID=
 tmp=
 cleanup() {
@@ -122,6 +122,7 @@ cleanup() {
 		wait "$CPID" 2>/dev/null || true
 	fi
 	[[ -z $tmp ]] || rm -rf "$tmp"
+	[[ -z ${out:-} ]] || rm -f "$out"/*.perf.data	# large, and bound to this kernel's symbols
 }
 
 # cpus_auto: the CPUs compare gives the server (run.sh --cpus auto).
@@ -177,7 +178,6 @@ main() {
 		done
 	} >"$tmp/profile.tsv"
 	cp "$tmp/profile.tsv" "$out/profile.tsv"
-	rm -f "$out"/*.perf.data	# large, and bound to this kernel's symbols
 	grep '^#' "$out/profile.tsv"
 	grep -v '^#' "$out/profile.tsv" | column -t -s $'\t' 2>/dev/null || grep -v '^#' "$out/profile.tsv"
 	echo "results: $out/profile.tsv"

@@ -178,8 +178,9 @@ if case_selected profile; then
 	chmod +x "$OUT/perf-slow"
 	out=$(PERF=$OUT/perf-slow bounded 120 "$FT/profile.sh" --seconds 2 --out "$OUT/slow" user 2>&1)
 	rc=$?
-	[[ $rc == 1 && $out == *"refused: user's profile holds "* && ! -e $OUT/slow/profile.tsv ]]
-	ok $? "profile/refused: too few samples gives no figure, exit 1"
+	[[ $rc == 1 && $out == *"refused: user's profile holds "* && ! -e $OUT/slow/profile.tsv &&
+		! -e $OUT/slow/user.perf.data ]]
+	ok $? "profile/refused: too few samples gives no figure (nor perf's data), exit 1"
 	diag "profile/refused: status $rc: $(grep refused <<<"$out")"
 	out=$(bounded 10 "$FT/profile.sh" --seconds x 2>&1)
 	is $? 2 "profile/usage: --seconds x exits 2"
