@@ -166,43 +166,14 @@ static bool valid_label(const char *s)
 
 /* ---- setup ------------------------------------------------------------ */
 
-/* A CPU list as taskset -c takes it, "1", "0,2", "2-3", into set; false
- * when it is malformed. */
-static bool cpu_list(const char *list, cpu_set_t *set)
-{
-	const char *p = list;
-	char *end;
-
-	CPU_ZERO(set);
-	do {
-		unsigned long lo, hi;
-
-		if (!isdigit((unsigned char)*p))
-			return false;
-		lo = hi = strtoul(p, &end, 10);
-		if (*end == '-') {
-			p = end + 1;
-			if (!isdigit((unsigned char)*p))
-				return false;
-			hi = strtoul(p, &end, 10);
-		}
-		if (lo > hi || hi >= CPU_SETSIZE)
-			return false;
-		for (; lo <= hi; lo++)
-			CPU_SET(lo, set);
-		p = end;
-	} while (*p++ == ',');
-	return !p[-1];
-}
-
-/* cpu_list for flag: a usage error when the list is malformed or names no
+/* cpu_set_parse for flag: a usage error when the list is malformed or names no
  * CPU this process may run on (before --cpus narrows that). */
 static void parse_cpus(const char *flag, const char *list, cpu_set_t *set)
 {
 	static cpu_set_t online;
 	static bool have_online;
 
-	if (!cpu_list(list, set))
+	if (!cpu_set_parse(list, set))
 		usage_error("%s: '%s' is not a CPU list such as 1, 0,2 or 2-3",
 			    flag, list);
 	if (!have_online)
@@ -254,7 +225,7 @@ static void place_cpus(void)
 		    (f = fopen(path, "re"))) {
 			if (fgets(buf, sizeof(buf), f)) {
 				buf[strcspn(buf, "\n")] = '\0';
-				if (cpu_list(buf, &server_set))
+				if (cpu_set_parse(buf, &server_set))
 					server_cpus_from = "run.sh";
 			}
 			fclose(f);

@@ -321,3 +321,32 @@ void cpu_set_format(const cpu_set_t *set, char *buf, size_t len)
 		i++;
 	}
 }
+
+/* A CPU list as taskset -c takes it, "1", "0,2", "2-3", into set; false
+ * when it is malformed. */
+bool cpu_set_parse(const char *list, cpu_set_t *set)
+{
+	const char *p = list;
+	char *end;
+
+	CPU_ZERO(set);
+	do {
+		unsigned long lo, hi;
+
+		if (!isdigit((unsigned char)*p))
+			return false;
+		lo = hi = strtoul(p, &end, 10);
+		if (*end == '-') {
+			p = end + 1;
+			if (!isdigit((unsigned char)*p))
+				return false;
+			hi = strtoul(p, &end, 10);
+		}
+		if (lo > hi || hi >= CPU_SETSIZE)
+			return false;
+		for (; lo <= hi; lo++)
+			CPU_SET(lo, set);
+		p = end;
+	} while (*p++ == ',');
+	return !p[-1];
+}

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cpu.h"
 #include "interval.h"
 #include "summary.h"
 #include "rawfile.h"
@@ -144,23 +145,12 @@ static double *rtt, *arrival;
 static size_t rtt_cap, arrival_cap;
 
 /* The CPUs in a list such as "0-1,3" (bench's server_cpus, client_cpus);
- * at least 1, whatever it holds. */
+ * 1 when it names none. */
 static int cpu_count(const char *list)
 {
-	int n = 0, a, b, used;
+	cpu_set_t set;
 
-	while (sscanf(list, "%d%n", &a, &used) == 1) {
-		list += used;
-		b = a;
-		if (*list == '-' && sscanf(list + 1, "%d%n", &b, &used) == 1)
-			list += 1 + used;
-		if (b >= a)
-			n += b - a + 1;
-		if (*list != ',')
-			break;
-		list++;
-	}
-	return n > 0 ? n : 1;
+	return cpu_set_parse(list, &set) && CPU_COUNT(&set) ? CPU_COUNT(&set) : 1;
 }
 
 /* Reads one raw file into *run; 0, or 1 after saying why not. */

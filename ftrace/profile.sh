@@ -54,7 +54,9 @@ share() {
 profile() {
 	local s=$1 run data rate cpus ncpus expected samples lost f label sym pct
 	run=$tmp/$s
-	cpus=$(cpus_auto)
+	# the CPUs compare gives the server: run.sh --cpus auto
+	cpus=$(parse_cpus auto)
+	[[ -n $cpus ]] || die "profile.sh needs 2 CPUs or more: one for the server, one for bench"
 	ncpus=$(cpu_list_count "$cpus")
 	"$ROOT/run.sh" compare --servers "$s" --repeat 1 -t 50 -d $((SECONDS_SAMPLED + 10)) \
 		--warmup 1 --out "$run" >"$tmp/$s.log" 2>&1 &
@@ -123,14 +125,6 @@ cleanup() {
 	fi
 	[[ -z $tmp ]] || rm -rf "$tmp"
 	[[ -z ${out:-} ]] || rm -f "$out"/*.perf.data	# large, and bound to this kernel's symbols
-}
-
-# cpus_auto: the CPUs compare gives the server (run.sh --cpus auto).
-cpus_auto() {
-	local n
-	n=$(nproc)
-	((n > 1)) || die "profile.sh needs 2 CPUs or more: one for the server, one for bench"
-	if ((n == 2)); then echo 0; else echo "0-$(((n + 1) / 2 - 1))"; fi
 }
 
 # cpu_list_count LIST: how many CPUs "0-1,3" names.
