@@ -216,12 +216,12 @@ main() {
 		echo "$s: $(wc -l <"$tmp/$s.dat") samples from ${files[*]##*/}"
 	done
 
+	judge_dir "$dir"
 	bound_note=$(client_bound_note "$dir")	# global: plot_cpu reads it
 	if [[ -n $bound_note ]]; then
 		title="$title\n$bound_note"
 		echo "note: $bound_note"
 	fi
-	verdicts "$dir"
 
 	# A log axis when the samples span more than two decades.
 	logy=$(cat "$tmp"/*.dat | awk -F'\t' 'NR == 1 || $2 < min { min = $2 }
@@ -287,47 +287,28 @@ main() {
 
 # client_bound_note DIR: which drawn runs bench found client-bound (its
 # '# bottleneck=client', after the rows), or nothing.
-# run_client_bound FILE: whether the run was client-bound, by judge's rule
-# (bench's bottleneck=client, or the client's CPUs saturated while the
-# server's were not), so that a plot says what summary.md says; bench's
-# key alone where judge is not built.
-run_client_bound() {
-	local line
-	if [[ -x $JUDGE ]]; then
-		line=$("$JUDGE" --baseline "$(meta "$1" label)" "$1" 2>/dev/null | grep ' figure=p50 ')
-		[[ $line == *" excluded=1 "* ]]
-	else
-		gzip -dcf "$1" | grep -q '^# bottleneck=client$'
-	fi
-}
-
-client_bound_note() {
-	local dir=$1 s f n total parts=()
-	for s in "${servers[@]}"; do
-		n=0
-		total=0
-		for f in $(files_of "$dir" "$s"); do
-			total=$((total + 1))
-			! run_client_bound "$f" || n=$((n + 1))
-		done
-		((n == 0)) || parts+=("$s $n of $total")
-	done
-	((${#parts[@]})) || return 0
-	echo "CLIENT-BOUND runs ($(join ', ' "${parts[@]}")): the client held requests back; their latency is the client's, not the server's"
-}
-
-# verdicts DIR: VERDICT[server.figure] = "ratio verdict\n[lo, hi]" (or
-# the verdict alone where there is no interval) from bench/judge, for the
-# servers of a comparison.
-declare -A VERDICT=()
-verdicts() {
-	local dir=$1 s files=() line label figure v
-	hand_runs "$dir" && return 0	# one run per server: nothing to judge
+# judge_dir DIR: one bench/judge over the servers' runs, against user
+# (else the first server), as summary.md judges them. Fills EXCLUDED[server]
+# (its client-bound runs, by judge's rule: bench's bottleneck=client, or
+# the client's CPUs saturated while the server's were not) and, for a
+# comparison (not the day's hand runs, one each), VERDICT[server.figure] =
+# "ratio verdict\n[lo, hi]" (or the verdict alone where there is no
+# interval). JUDGED=1 when judge answered.
+declare -A VERDICT=() EXCLUDED=()
+JUDGED=0
+judge_dir() {
+	local dir=$1 s files=() line label figure v base=${servers[0]}
 	[[ -x $JUDGE ]] || return 0
-	for s in "${servers[@]}"; do mapfile -t -O "${#files[@]}" files < <(files_of "$dir" "$s"); done
+	for s in "${servers[@]}"; do
+		[[ $s != user ]] || base=user
+		mapfile -t -O "${#files[@]}" files < <(files_of "$dir" "$s")
+	done
 	while read -r line; do
+		JUDGED=1
 		label=$(field "$line" label)
 		figure=$(field "$line" figure)
+		[[ $figure != p50 ]] || EXCLUDED[$label]=$(field "$line" excluded)
+		! hand_runs "$dir" || continue	# one run per server: nothing to judge
 		v=${line##*verdict=}
 		v=${v/no difference detected/no difference}
 		if [[ $(field "$line" ratio_lo) != - ]]; then
@@ -338,7 +319,25 @@ verdicts() {
 		elif [[ $v != - ]]; then
 			VERDICT[$label.$figure]=$v
 		fi
-	done < <("$JUDGE" "${files[@]}" 2>/dev/null | grep '^judge ')
+	done < <("$JUDGE" --baseline "$base" "${files[@]}" 2>/dev/null | grep '^judge ')
+}
+
+# client_bound_note DIR: a title line naming the client-bound runs, by
+# judge's count (bench's bottleneck key where judge did not answer).
+client_bound_note() {
+	local dir=$1 s f n total parts=()
+	for s in "${servers[@]}"; do
+		n=0
+		total=0
+		for f in $(files_of "$dir" "$s"); do
+			total=$((total + 1))
+			((JUDGED)) || ! gzip -dcf "$f" | grep -q '^# bottleneck=client$' || n=$((n + 1))
+		done
+		((!JUDGED)) || n=${EXCLUDED[$s]:-0}
+		((n == 0)) || parts+=("$s $n of $total")
+	done
+	((${#parts[@]})) || return 0
+	echo "CLIENT-BOUND runs ($(join ', ' "${parts[@]}")): the client held requests back; their latency is the client's, not the server's"
 }
 
 # xtics FIGURE: the servers' names, each with its verdict on FIGURE.
