@@ -44,7 +44,10 @@ PORT=${ECHOLAB_PORT:-$DEFAULT_PORT}	# run.sh bench --port sets it
 PLACEMENT=two-machine	# or loopback
 WHERE=native		# the raw files' where=: native, or vm inside the guest
 COMPARE_BYPASS=0
-REPEAT=5
+REPEAT=5		# --repeat MIN[-MAX]: at least REPEAT runs per server,
+REPEAT_MAX=15		# and up to REPEAT_MAX until CPU per echo is precise:
+PRECISION=2.5		# every server's 95% interval within +-PRECISION %
+ROUNDS=()		# per sweep value: the repetitions run, and why it stopped
 SWEEP_KEY=
 SWEEP_VALUES=()
 BENCH_ARGS=()
@@ -65,7 +68,8 @@ NETNS_UP=
 compare_usage() {
 	cat <<EOF
 Usage: sudo ./run.sh compare [--loopback | --vm] [--netem SPEC] [--bypass]
-                             [--workload busy|pingpong|connect] [--repeat N]
+                             [--workload busy|pingpong|connect]
+                             [--repeat N | --repeat MIN-MAX] [--precision PCT]
                              [--servers LABEL,...] [--cpus auto | none | LIST]
                              [--sweep threads=1,10,100 | --sweep size=64,1024]
                              [--out DIR] [BENCH-ARGS...]
@@ -102,7 +106,12 @@ What is measured:
                  clients, a new connection per request. Each runs a 1 s
                  warm-up, not recorded, then 5 measured seconds (bench
                  --warmup 1 -d 5)
-  --repeat N     runs per server (default 5; a verdict needs 3 or more)
+  --repeat MIN-MAX  runs per server (default 5-15): MIN repetitions, then
+                 one more at a time until every server's CPU per echo is
+                 known within +-PCT % (its median's 95% interval), or MAX
+                 (netperf's -i MAX,MIN -I 95,2xPCT); --repeat N: exactly N
+                 (a verdict needs 3 or more)
+  --precision PCT  the target of --repeat MIN-MAX (default 2.5)
   --servers L,.. these variants only, in this order (run.sh list shows
                  them); a label given twice is measured twice, the second
                  time as LABEL-again: a check that the verdict finds no
@@ -159,8 +168,19 @@ compare_parse_args() {
 			shift
 			;;
 		--repeat)
-			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--repeat needs a positive number"
-			REPEAT=$2
+			[[ ${2:-} =~ ^([1-9][0-9]*)(-([1-9][0-9]*))?$ ]] ||
+				usage_error "--repeat needs a positive number N, or a range MIN-MAX (5-15)"
+			REPEAT=${BASH_REMATCH[1]}
+			REPEAT_MAX=${BASH_REMATCH[3]:-$REPEAT}
+			((REPEAT_MAX >= REPEAT)) || usage_error "--repeat $2: MAX is below MIN"
+			shift
+			;;
+		--precision)
+			if ! [[ ${2:-} =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+				! awk -v p="$2" 'BEGIN { exit !(p > 0 && p < 100) }'; then
+				usage_error "--precision needs a percentage in (0, 100), e.g. 2.5"
+			fi
+			PRECISION=$2
 			shift
 			;;
 		--sweep)
@@ -446,8 +466,10 @@ measure_all() {
 	done
 	n=${#ok[@]}
 	((n)) || return 0
-	total=$((n * REPEAT * ${#SWEEP_VALUES[@]}))
-	((total)) || total=$((n * REPEAT))
+	total=$((n * REPEAT_MAX * ${#SWEEP_VALUES[@]}))
+	((total)) || total=$((n * REPEAT_MAX))
+	local upto=
+	((REPEAT_MAX == REPEAT)) || upto="up to "
 	for v in "${SWEEP_VALUES[@]:-}"; do
 		sweep_args=()
 		tag=
@@ -465,13 +487,22 @@ measure_all() {
 			# shellcheck disable=SC2086 # args: zero or more start options
 			run_one "$label" "$server" 0 "$tag" "${sweep_args[@]}" -- $args || true
 		fi
-		for ((rep = 1; rep <= REPEAT; rep++)); do
+		local why_stop="as asked"
+		for ((rep = 1; rep <= REPEAT_MAX; rep++)); do
+			if ((rep > REPEAT)); then
+				if why=$(precise_enough "$v" "${ok[@]}"); then
+					why_stop=$why
+					rep=$((rep - 1))
+					break
+				fi
+				say "after $((rep - 1)) repetitions: $why: one more"
+			fi
 			for ((k = 0; k < n; k++)); do
 				i=$(((k + rep - 1) % n))
 				read -r label server args <<<"${ok[i]}"
 				done_runs=$((done_runs + 1))
 				[[ -z ${failed[$label]:-} ]] || continue
-				say "run $done_runs of $total: $label${tag:+ ($SWEEP_KEY=$v)}, repetition $rep of $REPEAT"
+				say "run $done_runs of $upto$total: $label${tag:+ ($SWEEP_KEY=$v)}, repetition $rep of $upto$REPEAT_MAX"
 				# shellcheck disable=SC2086 # args: zero or more start options
 				if ! run_one "$label" "$server" "$rep" "$tag" "${sweep_args[@]}" -- $args; then
 					say "$label: did not start (its message is above); left out from here on"
@@ -480,11 +511,53 @@ measure_all() {
 				fi
 			done
 		done
+		if ((rep > REPEAT_MAX)); then
+			rep=$REPEAT_MAX
+			if ((REPEAT_MAX > REPEAT)); then
+				why=$(precise_enough "$v" "${ok[@]}") || true
+				why_stop="the most, $REPEAT_MAX: $why"
+			fi
+		fi
+		ROUNDS+=("${tag:+$SWEEP_KEY=$v: }$rep ($why_stop)")
+		say "${tag:+$SWEEP_KEY=$v: }$rep repetitions: $why_stop"
 	done
 	for e in "${ok[@]}"; do
 		read -r label _ <<<"$e"
 		[[ -n ${failed[$label]:-} ]] || MEASURED+=("$label")
 	done
+}
+
+# precise_enough SWEEP-VALUE ENTRY...: whether every server's CPU per echo
+# is known within +-PRECISION % (the half-width of its median's 95%
+# interval, from bench/judge, over the runs so far); says why, either way.
+# The rule looks at the precision only, never at a difference between
+# servers, so stopping on it does not favour any verdict.
+precise_enough() {
+	local v=$1 e label files=() base='' out
+	shift
+	for e in "$@"; do
+		read -r label _ <<<"$e"
+		base=${base:-$label}
+		mapfile -t -O "${#files[@]}" files < <(run_files "$label" "$v")
+	done
+	((${#files[@]})) || return 1
+	out=$("$JUDGE" --baseline "$base" "${files[@]}" 2>/dev/null) || return 1
+	awk -v want="$PRECISION" '
+	/^judge / && / figure=cpu / {
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); m[kv[1]] = kv[2] }
+		if (m["median"] + 0 <= 0 || m["lo"] == "-" || m["hi"] == "-") next
+		w = 100 * (m["hi"] - m["lo"]) / 2 / m["median"]
+		if (w > worst) { worst = w; who = m["label"] }
+	}
+	END {
+		if (who == "") { print "no CPU per echo to judge"; exit 1 }
+		if (worst <= want) {
+			printf "every CPU per echo within +-%.1f%%, the target +-%s%%\n", worst, want
+			exit 0
+		}
+		printf "%s CPU per echo within +-%.1f%%, over the target +-%s%%\n", who, worst, want
+		exit 1
+	}' <<<"$out"
 }
 
 # ---- the record -----------------------------------------------------------
@@ -501,7 +574,11 @@ write_meta() {
 		echo "memory=$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
 		echo "workload=${WORKLOAD:-custom}"
 		echo "bench_args=${BENCH_ARGS[*]}"
-		echo "repeat=$REPEAT (interleaved: each repetition runs every server once, in a rotated order)"
+		if ((REPEAT_MAX > REPEAT)); then
+			echo "repeat=$REPEAT-$REPEAT_MAX (interleaved: each repetition runs every server once, in a rotated order; after $REPEAT, one more until every server's CPU per echo is within +-$PRECISION % at 95%)"
+		else
+			echo "repeat=$REPEAT (interleaved: each repetition runs every server once, in a rotated order)"
+		fi
 		[[ -z $SWEEP_KEY ]] || echo "sweep=$SWEEP_KEY=$(IFS=,; echo "${SWEEP_VALUES[*]}")"
 		echo "client=$(client_mode)"
 		[[ -z $NETEM ]] || echo "netem=$NETEM (tc netem, on both ends of the veth)"
@@ -551,8 +628,8 @@ write_summary() {
 		echo
 		echo "Kernel ${SUM_KERNEL:-$(uname -r)}, ${SUM_CORES:-$(nproc)} cores. Workload ${WORKLOAD:-custom}: bench ${BENCH_ARGS[*]}"
 		echo "(${SUM_CLIENT:-$(client_mode)}). Placement: ${SUM_PLACEMENT:-$(placement_text)}."
-		echo "$REPEAT runs per server, interleaved (each repetition runs every server"
-		echo "once, in a rotated order), each a fresh start of the server. Times in"
+		echo "Runs per server: $(repeat_text). Interleaved (each repetition runs every"
+		echo "server once, in a rotated order), each a fresh start of the server. Times in"
 		echo "microseconds; CPU per echo is microseconds of CPU time per echoed message"
 		echo "in the measured window (netperf's service demand), from /proc/stat."
 		echo
@@ -615,6 +692,14 @@ write_summary() {
 		echo "Raw files: \`SERVER[-SWEEP]-RUN.tsv\`; redraw with \`make plots RESULTS=$dir\`,"
 		echo "judge again with \`bench/judge --markdown FILE...\`."
 	} >"$f"
+}
+
+# repeat_text: how many runs each server had, and why no more.
+repeat_text() {
+	local r sep=''
+	((${#ROUNDS[@]})) || { echo "$REPEAT"; return; }
+	for r in "${ROUNDS[@]}"; do printf '%s%s' "$sep" "$r"; sep='; '; done
+	echo
 }
 
 # client_bound FILE...: how many of these runs were client-bound, by
@@ -705,6 +790,7 @@ compare_resummarize() {
 	read -ra BENCH_ARGS <<<"$(meta_of bench_args)"
 	REPEAT=$(meta_of repeat)
 	REPEAT=${REPEAT%% *}
+	mapfile -t ROUNDS < <(sed -n 's/^runs=//p' "$OUT/meta.txt")
 	key=$(meta_of sweep)
 	if [[ -n $key ]]; then
 		SWEEP_KEY=${key%%=*}
@@ -754,6 +840,8 @@ main() {
 	measure_all
 	trap - INT TERM
 	compare_cleanup
+	local r
+	for r in "${ROUNDS[@]}"; do echo "runs=$r" >>"$OUT/meta.txt"; done
 
 	write_summary
 	# In the guest (no gnuplot) the host draws once the guest is done.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# measure-all.sh [--into DIR] [--date YYYYMMDD] [--repeat N] [STEP...] - re-measure the
+# measure-all.sh [--into DIR] [--date YYYYMMDD] [--repeat N|MIN-MAX] [STEP...] - re-measure the
 # comparisons results/ commits, the way they were measured, and make each
 # small enough to commit: thin.sh, the summary rewritten from the thinned
 # files (compare --summarize), the plots redrawn.
@@ -17,8 +17,11 @@
 #   percall                         ftrace/percall.sh -- -t 50 -d 5
 #
 # Each goes to DIR/DATE-STEP (default DIR: results/, DATE: today); a step
-# whose directory exists is refused. --repeat N: N runs per server in every
-# compare (compare's default otherwise). Run it on an idle machine: every
+# whose directory exists is refused. --repeat: runs per server in every
+# compare (compare's default otherwise: 5, then more until CPU per echo is
+# within +-2.5%, at most 15; vm-busy: 5, as TCG runs are slow). Each raw file
+# keeps 1 in K of its rows, K larger in proportion when a compare ran more
+# than 5 runs per server, so that a step stays near its size at 5. Run it on an idle machine: every
 # process besides the suite's takes CPU time the comparison counts as the
 # servers'. Needs root, as compare does.
 set -euo pipefail
@@ -38,7 +41,7 @@ while (($#)); do
 	-h | --help) usage; exit 0 ;;
 	--into) [[ -n ${2:-} ]] || die "--into needs a directory"; INTO=$2; shift 2 ;;
 	--date) [[ ${2:-} =~ ^[0-9]{8}$ ]] || die "--date needs YYYYMMDD"; DATE=$2; shift 2 ;;
-	--repeat) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--repeat needs a count"; REPEAT=(--repeat "$2"); shift 2 ;;
+	--repeat) [[ ${2:-} =~ ^[1-9][0-9]*(-[1-9][0-9]*)?$ ]] || die "--repeat needs a count N or a range MIN-MAX"; REPEAT=(--repeat "$2"); shift 2 ;;
 	-*) die "unknown option '$1' (see --help)" ;;
 	*)
 		[[ " ${ALL_STEPS//$'\n'/ } " == *" $1 "* ]] || die "unknown step '$1' (see --help)"
@@ -51,14 +54,19 @@ done
 [[ $(id -u) == 0 ]] || die "needs root (compare starts servers): sudo $0"
 mkdir -p "$INTO"
 
-# The rows a step keeps: 1 in K, so that a comparison stays a few MB.
+# thin_factor STEP DIR: the rows a step keeps, 1 in K, so that a
+# comparison stays a few MB: K for 5 runs per server, scaled by the runs
+# DIR's compare made (meta.txt's runs=, the most of any sweep value).
 thin_factor() {
+	local k runs
 	case $1 in
-	vm-*) echo 25 ;;
-	*busy*) echo 100 ;;
-	*connect*) echo 16 ;;
-	*) echo 25 ;;
+	vm-*) k=25 ;;
+	*busy*) k=100 ;;
+	*connect*) k=16 ;;
+	*) k=25 ;;
 	esac
+	runs=$(sed -n 's/^runs=\([a-z]*=[0-9]*: \)\{0,1\}\([0-9][0-9]*\) .*/\2/p' "$2/meta.txt" | sort -n | tail -n1)
+	echo $(((k * ${runs:-5} + 4) / 5))
 }
 
 # compare_args STEP: what compare measures for it.
@@ -70,7 +78,7 @@ compare_args() {
 	busy-loopback) echo --loopback --workload busy ;;
 	ebpf-flow-busy) echo --servers ebpf,ebpf-noflow --workload busy ;;
 	ebpf-flow-pingpong) echo --servers ebpf,ebpf-noflow --workload pingpong ;;
-	vm-busy) echo --vm --workload busy ;;
+	vm-busy) echo --vm --workload busy --repeat 5 ;;
 	esac
 }
 
@@ -85,7 +93,7 @@ for step in "${STEPS[@]}"; do
 	fi
 	# shellcheck disable=SC2046 # compare_args: several words
 	"$ROOT/run.sh" compare $(compare_args "$step") "${REPEAT[@]}" --out "$out"
-	"$ROOT/results/thin.sh" "$(thin_factor "$step")" "$out"
+	"$ROOT/results/thin.sh" "$(thin_factor "$step" "$out")" "$out"
 	"$ROOT/run.sh" compare --summarize "$out"
 	"$ROOT/results/plot.sh" "$out"
 	rm -f "$out"/scatter-*.png	# a plot per server of every kept row: redrawn on demand

@@ -5,7 +5,8 @@
 # server compared with itself, and an interrupted comparison.
 #
 # Case groups (TESTS=compare:NAME,...): native (and make plots from its
-# results), verdict, placement, sweep, loopback, bypass, interrupted, usage.
+# results), verdict, precision, placement, sweep, loopback, bypass,
+# interrupted, usage.
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -201,6 +202,29 @@ if case_selected verdict; then
 	ok $? "compare/verdict: five runs each, each after a warm-up not recorded"
 fi
 
+if case_selected precision; then
+	# --repeat MIN-MAX: MIN runs, then one more at a time until every
+	# server's CPU per echo is within +-PCT %. A loose target stops at MIN;
+	# a target no two runs meet (their CPU figures equal to 0.001 %) at MAX.
+	out=$("$RUN" compare --servers user --repeat 2-3 --precision 99 -t 1 -d 1 --warmup 1 --out "$TMP/loose" 2>&1)
+	ok $? "compare/precision: a loose target exits 0"
+	is "$(ls "$TMP"/loose/user-*.tsv | wc -l)" 2 "compare/precision: a loose target stops at MIN (2 runs)"
+	grep -q '^runs=2 (every CPU per echo within +-[0-9.]*%, the target +-99%)$' "$TMP/loose/meta.txt"
+	ok $? "compare/precision: meta.txt says how many runs and why no more"
+	grep -q '^Runs per server: 2 (every CPU per echo' "$TMP/loose/summary.md"
+	ok $? "compare/precision: summary.md says it too"
+	out=$("$RUN" compare --servers user --repeat 2-3 --precision 0.001 -t 1 -d 1 --warmup 1 --out "$TMP/tight" 2>&1)
+	ok $? "compare/precision: an unmet target exits 0"
+	is "$(ls "$TMP"/tight/user-*.tsv | wc -l)" 3 "compare/precision: an unmet target stops at MAX (3 runs)"
+	grep -q '^runs=3 (the most, 3: user CPU per echo within +-[0-9.]*%, over the target +-0.001%)$' "$TMP/tight/meta.txt"
+	ok $? "compare/precision: meta.txt says the target was not met"
+	grep -q 'after 2 repetitions: user CPU per echo within .*: one more' <<<"$out"
+	ok $? "compare/precision: says why it runs one more"
+	"$RUN" compare --summarize "$TMP/tight" >/dev/null &&
+		grep -q '^Runs per server: 3 (the most, 3' "$TMP/tight/summary.md"
+	ok $? "compare/precision: --summarize keeps the runs' count and reason"
+fi
+
 if case_selected bypass; then
 	# --bypass: user without and with the sk_msg bypass, side by side.
 	out=$("$RUN" compare --bypass -t 20 -r 2 -m 5 --repeat 1 --out "$TMP/bypass" 2>&1)
@@ -255,6 +279,12 @@ fi
 if case_selected usage; then
 	out=$("$RUN" compare --repeat 0 2>&1)
 	is $? 2 "compare/usage: --repeat 0 exits 2"
+	out=$("$RUN" compare --repeat 5-3 2>&1)
+	is $? 2 "compare/usage: --repeat MIN-MAX with MAX below MIN exits 2"
+	out=$("$RUN" compare --precision 0 2>&1)
+	is $? 2 "compare/usage: --precision 0 exits 2"
+	out=$("$RUN" compare --precision lots 2>&1)
+	is $? 2 "compare/usage: --precision that is not a number exits 2"
 	out=$("$RUN" compare -t zero --out "$TMP/bad" 2>&1)
 	is $? 2 "compare/usage: a bad bench flag exits 2 before any server starts"
 	out=$("$RUN" compare --workload nosuch 2>&1)
