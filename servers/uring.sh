@@ -5,10 +5,12 @@
 # per worker thread. A plain process once the kernel has what it needs.
 
 server uring dir=uring-echo binary=uring-echo/uring-echo-server tools=cc needs=io-uring \
-	bad_args='--workers 0;--buffers 1000;--addr 1.2.3;--bogus;stray' \
+	bad_args='--workers 0;--buffers 1000;--addr 1.2.3;--busy-poll 0;--bogus;stray' \
 	trace='__do_sys_io_uring_enter io_submit_sqes io_recv io_send io_accept io_issue_sqe tcp_recvmsg tcp_sendmsg'
 
 variant uring order=25 colour='#8c564b'
+# Busy polling, as user-poll (servers/user.sh): measured only when named.
+variant uring-poll order=27 colour='#c49c94' args='-- --busy-poll 100' extra=1
 
 # Multishot receive (6.0) and provided-buffer rings (5.19); and io_uring
 # may be switched off (kernel.io_uring_disabled, 6.6 and later).

@@ -41,6 +41,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "busypoll.h"
 #include "cli.h"
 #include "listen.h"
 
@@ -90,6 +91,7 @@ struct worker {
 	struct conn *starved_head, *starved_tail;
 	unsigned int held;		/* buffers received, not yet sent */
 	bool running, accept_paused;
+	struct busy_poll poll;
 	int error;			/* what stopped it, if not the stop */
 	unsigned long long accepted, closed, resets, bytes, dry, pauses,
 			   enters;
@@ -103,6 +105,7 @@ static struct {
 	unsigned int buffers;		/* per ring, a power of two */
 	unsigned int buffer_size;
 	unsigned int conn_buffers;	/* at most this many held per connection */
+	unsigned int busy_poll_us;	/* 0: wait for a completion at once */
 	bool sqpoll;
 } opt = {
 	.port = 12345, .workers = 1, .backlog = 4096, .buffers = 1024,
@@ -134,6 +137,11 @@ static void usage(FILE *f)
 "      --buffer-size N   bytes per buffer (default 4096)\n"
 "      --conn-buffers N  buffers one connection may hold before its\n"
 "                        receive pauses (default 16)\n"
+"      --busy-poll USEC  after each batch of completions, enter the ring\n"
+"                        without waiting (to submit and run its task work)\n"
+"                        for up to USEC (1 to 1000000) before waiting for one:\n"
+"                        no wake-up for a completion that comes sooner, a\n"
+"                        busy CPU meanwhile (default: off)\n"
 "  -v, --verbose         log every connection and error to stderr\n"
 "  -h, --help            this text\n"
 "\n"
@@ -146,7 +154,7 @@ static void usage(FILE *f)
 static void parse_args(int argc, char **argv)
 {
 	enum { OPT_SQPOLL = 256, OPT_BUFFERS, OPT_BUFFER_SIZE, OPT_CONN_BUFFERS,
-	       OPT_ADDR };
+	       OPT_ADDR, OPT_BUSY_POLL };
 	static const struct option longopts[] = {
 		{ "addr",         required_argument, NULL, OPT_ADDR },
 		{ "port",         required_argument, NULL, 'p' },
@@ -156,6 +164,7 @@ static void parse_args(int argc, char **argv)
 		{ "buffers",      required_argument, NULL, OPT_BUFFERS },
 		{ "buffer-size",  required_argument, NULL, OPT_BUFFER_SIZE },
 		{ "conn-buffers", required_argument, NULL, OPT_CONN_BUFFERS },
+		{ "busy-poll",    required_argument, NULL, OPT_BUSY_POLL },
 		{ "verbose",      no_argument,       NULL, 'v' },
 		{ "help",         no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -197,6 +206,10 @@ static void parse_args(int argc, char **argv)
 		case OPT_CONN_BUFFERS:
 			opt.conn_buffers = parse_num("--conn-buffers", optarg,
 						     2, 32768);
+			break;
+		case OPT_BUSY_POLL:
+			opt.busy_poll_us = parse_num("--busy-poll", optarg, 1,
+						     BUSY_POLL_MAX_US);
 			break;
 		case 'v':
 			verbose = true;
@@ -648,12 +661,21 @@ static void *worker_main(void *arg)
 	io_uring_prep_poll_add(sqe, stop_fd, POLLIN);
 	io_uring_sqe_set_data64(sqe, tag(w, OP_STOP));
 	w->running = true;
+	w->poll.budget_ns = opt.busy_poll_us * 1000ull;
 	while (w->running) {
 		struct io_uring_cqe *cqe;
 		unsigned int head, n = 0;
+		bool spin = busy_poll_spin(&w->poll);
 		int ret;
 
-		ret = io_uring_submit_and_wait(&w->ring, 1);
+		/* Busy polling enters without waiting: with DEFER_TASKRUN,
+		 * completions are posted only when this task enters the
+		 * kernel, so a spin on the completion queue alone would
+		 * never see one. */
+		if (spin)
+			ret = io_uring_submit_and_get_events(&w->ring);
+		else
+			ret = io_uring_submit_and_wait(&w->ring, 1);
 		w->enters++;
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN &&
 		    ret != -EBUSY) {
@@ -667,6 +689,7 @@ static void *worker_main(void *arg)
 			n++;
 		}
 		io_uring_cq_advance(&w->ring, n);
+		busy_poll_done(&w->poll, n, spin);
 		if (w->starved_head && w->held < opt.buffers)
 			feed_starved(w, opt.buffers - w->held);
 	}
@@ -791,7 +814,7 @@ int main(int argc, char **argv)
 {
 	static struct worker workers[MAX_WORKERS];
 	unsigned long long accepted = 0, closed = 0, resets = 0, bytes = 0,
-			   dry = 0, pauses = 0, enters = 0;
+			   dry = 0, pauses = 0, enters = 0, empty_polls = 0;
 	unsigned int i, started = 0;
 	struct rlimit rl;
 	sigset_t sigs;
@@ -842,10 +865,10 @@ int main(int argc, char **argv)
 	}
 
 	if (!status) {
-		fprintf(stderr, "%s: listening on %s port %u (workers=%u backlog=%d buffers=%ux%u ring=%s)\n",
+		fprintf(stderr, "%s: listening on %s port %u (workers=%u backlog=%d buffers=%ux%u ring=%s busy_poll_us=%u)\n",
 			prog, inet_ntoa(opt.addr), opt.port, opt.workers,
 			opt.backlog, opt.buffers, opt.buffer_size,
-			workers[0].mode);
+			workers[0].mode, opt.busy_poll_us);
 		warn_if_any_addr(opt.addr);
 		sigwait(&sigs, &sig);
 		logv("%s: %s, stopping\n", prog, strsignal(sig));
@@ -865,12 +888,13 @@ int main(int argc, char **argv)
 		dry += w->dry;
 		pauses += w->pauses;
 		enters += w->enters;
+		empty_polls += w->poll.empty;
 		worker_teardown(w);
 	}
 	close(stop_fd);
 	if (!status || started)
-		fprintf(stderr, "%s: stopped: connections=%llu open=%llu resets=%llu bytes=%llu enobufs=%llu pauses=%llu enters=%llu\n",
+		fprintf(stderr, "%s: stopped: connections=%llu open=%llu resets=%llu bytes=%llu enobufs=%llu pauses=%llu enters=%llu empty_polls=%llu\n",
 			prog, accepted, accepted - closed, resets, bytes, dry,
-			pauses, enters);
+			pauses, enters, empty_polls);
 	return status;
 }
