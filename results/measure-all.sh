@@ -5,7 +5,8 @@
 # small enough to commit: thin.sh, the summary rewritten from the thinned
 # files (compare --summarize), the plots redrawn.
 #
-# STEPs (default: all of them, in this order; about an hour on 2 cores):
+# STEPs (default: all of them, in this order; about two hours on 2 cores,
+# most of it the nine compares of up to 15 runs per server):
 #   busy-1 busy-2 busy-3            compare --workload busy, three times back
 #                                   to back (the agreement between them is
 #                                   the method's own check)
@@ -21,7 +22,9 @@
 # compare (compare's default otherwise: 5, then more until CPU per echo is
 # within +-2.5%, at most 15; vm-busy: 5, as TCG runs are slow). Each raw file
 # keeps 1 in K of its rows, K larger in proportion when a compare ran more
-# than 5 runs per server, so that a step stays near its size at 5. Run it on an idle machine: every
+# than 5 runs per server, so that a step stays near its size at 5. At the
+# end, results/agreement.sh compares each workload's back-to-back compares.
+# Run it on an idle machine: every
 # process besides the suite's takes CPU time the comparison counts as the
 # servers'. Needs root, as compare does.
 set -euo pipefail
@@ -99,3 +102,10 @@ for step in "${STEPS[@]}"; do
 	rm -f "$out"/scatter-*.png	# a plot per server of every kept row: redrawn on demand
 done
 echo "== $(date -u +%H:%M:%S) done: ${STEPS[*]}"
+# The method's own check: do the back-to-back compares agree?
+for w in busy pingpong connect; do
+	set -- "$INTO/$DATE-$w"-[0-9]
+	[[ -d $1 && -d ${2:-} ]] || continue
+	echo "== agreement of $w's $# compares (results/agreement.sh):"
+	"$ROOT/results/agreement.sh" "$@"
+done

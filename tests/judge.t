@@ -81,7 +81,7 @@ no_difference() {
 	is "$(printf '%s\n' "${got[@]}")" "$(printf '%s: no difference detected\n' p50 p99 rps cpu)" "$name"
 }
 
-plan 62
+plan 70
 
 # ---- the help ----------------------------------------------------------------
 
@@ -262,5 +262,33 @@ like "$(grep '^| fast |' <<<"$out")" "^\| fast \| 5 \| [0-9.]+ \[[0-9.]+, [0-9.]
 	"judge/--markdown: a row with medians, intervals and verdicts"
 like "$(grep '^| two |' <<<"$out")" "too few runs" "judge/--markdown: too few runs said"
 like "$out" "beyond 1 ± 3% .*left out of latency" "judge/--markdown: the paragraph says the threshold and what is left out"
+
+# ---- results/agreement.sh: back-to-back comparisons side by side -------------------------
+
+# Two comparisons where ebpf is 1.5 x user's CPU per echo, and a third
+# where it is user's: the verdicts agree in the first two only.
+runs agree-1 user 5 100 20000 1000
+runs agree-1 ebpf 5 100 20000 1500
+runs agree-2 user 5 100 20000 1000
+runs agree-2 ebpf 5 100 20000 1500
+runs agree-3 user 5 100 20000 1000
+runs agree-3 ebpf 5 100 20000 1000
+AGREE=$ROOT/results/agreement.sh
+out=$("$AGREE" "$dir/agree-1" "$dir/agree-2")
+ok $? "agreement: exit 0"
+like "$(grep '^| ebpf |' <<<"$out")" \
+	'^\| ebpf \| 1[45]\.[0-9]+ / 1[45]\.[0-9]+ \| [0-9.]+% \| costlier \(1\.[0-9]+\) / costlier \(1\.[0-9]+\) \| yes \|$' \
+	"agreement: ebpf costlier in both, identical"
+like "$(grep '^| user |' <<<"$out")" '^\| user \| .* \| baseline / baseline \| yes \|$' "agreement: user is the baseline in both"
+out=$("$AGREE" "$dir/agree-1" "$dir/agree-2" "$dir/agree-3")
+like "$(grep '^| ebpf |' <<<"$out")" '/ no difference detected \([0-9.]+\) \| no \|$' \
+	"agreement: a third comparison with another verdict: not identical"
+spread=$(grep '^| ebpf |' <<<"$out" | awk -F' [|] ' '{ print $3 }')
+like "$spread" '^(4[0-9]|5[0-9]|6[0-9])\.[0-9]%$' "agreement: the spread is max / min - 1 ($spread for 15 against 10)"
+out=$("$AGREE" "$dir/agree-1" 2>&1)
+is $? 2 "agreement: one directory exits 2"
+like "$out" "two or more" "agreement: says it needs two or more"
+out=$("$AGREE" --figure bogus "$dir/agree-1" "$dir/agree-2" 2>&1)
+is $? 2 "agreement: a bad --figure exits 2"
 
 done_testing

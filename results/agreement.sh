@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# agreement.sh [--figure cpu|p50|p99|rps] DIR... - do repeated comparisons
+# agree? The method's own check: the same compare run back to back (DIR...,
+# e.g. results/20261124-busy-1 -2 -3) should give each server the same
+# figure and the same verdicts.
+#
+# For each server: its median in each DIR (bench/judge over DIR's raw
+# files, against user, or the first server when user was not measured),
+# the spread (max / min - 1 across the DIRs), and its verdict against
+# the baseline in each DIR. The last column says whether the verdicts are
+# identical in every DIR. Nothing is run; only the raw files are read.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+JUDGE=$ROOT/bench/judge
+
+usage() { sed -n '/^# agreement.sh/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"; }
+die() { echo "agreement.sh: $*" >&2; exit 2; }
+
+FIGURE=cpu
+DIRS=()
+while (($#)); do
+	case $1 in
+	-h | --help) usage; exit 0 ;;
+	--figure)
+		[[ ${2:-} =~ ^(cpu|p50|p99|rps)$ ]] || die "--figure takes cpu, p50, p99 or rps"
+		FIGURE=$2
+		shift 2
+		;;
+	-*) die "unknown option '$1' (see --help)" ;;
+	*)
+		[[ -d $1 ]] || die "$1: not a directory"
+		DIRS+=("${1%/}")
+		shift
+		;;
+	esac
+done
+((${#DIRS[@]} >= 2)) || die "give two or more comparison directories (see --help)"
+[[ -x $JUDGE ]] || make -C "$ROOT" --no-print-directory bench >/dev/null
+
+# judge_dir DIR: judge's lines for DIR, user the baseline when it is there.
+judge_dir() {
+	local files=() base=user
+	mapfile -t files < <(compgen -G "$1/*.tsv.gz" || true; compgen -G "$1/*.tsv" || true)
+	((${#files[@]})) || die "$1: no raw files"
+	if ! grep -q '^# label=user$' < <(zcat -f "${files[@]}"); then
+		base=$(zcat -f "${files[0]}" | sed -n 's/^# label=//p' | head -n1)
+	fi
+	"$JUDGE" --baseline "$base" "${files[@]}" || die "$1: bench/judge could not judge it"
+}
+
+for d in "${DIRS[@]}"; do
+	judge_dir "$d" | sed "s|^|$d |"
+done | awk -v fig="$FIGURE" -v ndirs="${#DIRS[@]}" '
+	$4 != "figure=" fig { next }
+	{
+		dir = $1
+		for (i = 3; i <= NF; i++) {
+			k = $i; sub(/=.*/, "", k); v = $i; sub(/^[^=]*=/, "", v)
+			if (k == "verdict") { v = $i; sub(/^verdict=/, "", v); for (j = i + 1; j <= NF; j++) v = v " " $j; m[k] = v; break }
+			m[k] = v
+		}
+		s = m["label"]
+		if (!(s in seen)) { seen[s] = 1; order[++ns] = s }
+		if (!(dir in dseen)) { dseen[dir] = 1; dorder[++nd] = dir }
+		med[s, dir] = m["median"]
+		word = m["verdict"]
+		if (m["ratio"] != "-" && word != "-") word = word " (" m["ratio"] ")"
+		if (m["verdict"] == "-") word = "baseline"
+		verdict[s, dir] = word
+		bare[s, dir] = m["verdict"]
+	}
+	END {
+		printf "| server | %s per run set", fig
+		for (d = 1; d <= nd; d++) { n = split(dorder[d], part, "/"); printf "%s %s", (d > 1 ? " /" : ","), part[n] }
+		printf " | spread | verdicts | identical |\n|---|---|---|---|---|\n"
+		for (i = 1; i <= ns; i++) {
+			s = order[i]; lo = ""; hi = ""; line = ""; vl = ""; same = 1
+			for (d = 1; d <= nd; d++) {
+				v = med[s, dorder[d]]
+				line = line (d > 1 ? " / " : "") (v == "" ? "-" : v)
+				if (v != "" && v != "nan" && v != "-") {
+					if (lo == "" || v + 0 < lo) lo = v + 0
+					if (hi == "" || v + 0 > hi) hi = v + 0
+				}
+				vl = vl (d > 1 ? " / " : "") (verdict[s, dorder[d]] == "" ? "-" : verdict[s, dorder[d]])
+				if (bare[s, dorder[d]] != bare[s, dorder[1]]) same = 0
+			}
+			spread = (lo > 0) ? sprintf("%.1f%%", 100 * (hi / lo - 1)) : "-"
+			printf "| %s | %s | %s | %s | %s |\n", s, line, spread, vl, same ? "yes" : "no"
+		}
+	}'
