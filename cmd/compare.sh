@@ -537,8 +537,10 @@ precise_enough() {
 	shift
 	for e in "$@"; do
 		read -r label _ <<<"$e"
-		base=${base:-$label}
 		mapfile -t -O "${#files[@]}" files < <(run_files "$label" "$v")
+		# The baseline: the first server with runs (one that did not
+		# start has none).
+		[[ -n $base || ${#files[@]} == 0 ]] || base=$label
 	done
 	((${#files[@]})) || return 1
 	out=$("$JUDGE" --baseline "$base" "${files[@]}" 2>/dev/null) || return 1
@@ -547,7 +549,7 @@ precise_enough() {
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); m[kv[1]] = kv[2] }
 		if (m["median"] + 0 <= 0 || m["lo"] == "-" || m["hi"] == "-") next
 		w = 100 * (m["hi"] - m["lo"]) / 2 / m["median"]
-		if (w > worst) { worst = w; who = m["label"] }
+		if (who == "" || w > worst) { worst = w; who = m["label"] }
 	}
 	END {
 		if (who == "") { print "no CPU per echo to judge"; exit 1 }

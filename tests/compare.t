@@ -64,7 +64,9 @@ bypass_cgroups() {
 }
 
 if case_selected native; then
-	out=$("$RUN" compare -t 50 -r 2 --repeat 1 --out "$TMP/native" 2>&1)
+	# 10,000 echoes: a window of many /proc/stat ticks (10 ms each), so
+	# the CPU per echo cannot round to 0 (with 100 echoes it could).
+	out=$("$RUN" compare -t 50 -r 200 --repeat 1 --out "$TMP/native" 2>&1)
 	ok $? "compare/native: exit 0"
 	is "$(tail -n1 <<<"$out")" "results: $TMP/native" "compare/native: last line names the directory"
 	for f in meta.txt summary.md boxplot.png cdf.png cpu.png; do
@@ -84,8 +86,8 @@ if case_selected native; then
 		"compare/native: one client-side row per server that ran, in order"
 	is "$(summary_rows "$TMP/native/summary.md" Server | cut -d' ' -f1 | tr '\n' ' ')" "${runnable[*]} " \
 		"compare/native: one server-side (arrival_us) row per server that ran"
-	is "$(summary_rows "$TMP/native/summary.md" | grep '^user ')" "user 100 0" \
-		"compare/native: user row: 100 samples, 0 failed"
+	is "$(summary_rows "$TMP/native/summary.md" | grep '^user ')" "user 10000 0" \
+		"compare/native: user row: 10000 samples, 0 failed"
 	unlisted=
 	for e in "${entries[@]}"; do
 		read -r label server _ <<<"$e"
@@ -93,7 +95,7 @@ if case_selected native; then
 		grep -qE "^- \`$label\`: .+" "$TMP/native/summary.md" || unlisted+=" $label"
 	done
 	is "$unlisted" "" "compare/native: what could not run is listed with a reason"
-	grep -q '^git=' "$TMP/native/meta.txt" && grep -q '^bench_args=-t 50 -r 2' "$TMP/native/meta.txt"
+	grep -q '^git=' "$TMP/native/meta.txt" && grep -q '^bench_args=-t 50 -r 200$' "$TMP/native/meta.txt"
 	ok $? "compare/native: meta.txt has the bench flags and the git revision"
 	grep -q '^placement=two-machine: ' "$TMP/native/meta.txt" &&
 		grep -q '^# placement=two-machine$' "$TMP/native/user-1.tsv" &&
