@@ -31,17 +31,10 @@ cpu_ns() {
 
 # start SERVER ARGS...: the server on the spare port, ready when it echoes.
 start() {
-	local bin i
-	bin=$(server_binary "$1")
-	shift
-	"$bin" -p "$SPARE_PORT" "$@" 2>"$LOG" &
-	PID=$!
-	for ((i = 0; i < 50; i++)); do
-		"$BENCH" -p "$SPARE_PORT" -t 1 -r 1 -T 500 -q -o /dev/null >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	diag "$bin $* did not answer within 5 s: $(cat "$LOG")"
-	return 1
+	local rc=0
+	spare_start "$LOG" "$(server_binary "$1")" "${@:2}" || rc=$?
+	PID=$SPARE_PID
+	return "$rc"
 }
 
 stop() {

@@ -396,6 +396,21 @@ port_free() {
 }
 
 # Runs a command with a time bound; status 124 when it had to be killed.
+# spare_start LOG BINARY ARGS...: a server run by hand on the spare port,
+# its stderr in LOG, its pid in SPARE_PID; ready once it echoes (5 s).
+spare_start() {
+	local log=$1 bin=$2 i
+	shift 2
+	"$bin" -p "$SPARE_PORT" "$@" 2>"$log" &
+	SPARE_PID=$!
+	for ((i = 0; i < 50; i++)); do
+		"$BENCH" -p "$SPARE_PORT" -t 1 -r 1 -T 500 -q -o /dev/null >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	diag "$bin $* did not answer within 5 s: $(cat "$log")"
+	return 1
+}
+
 bounded() { timeout -k 5 "$@"; }	# -k: busybox (the guest) knows it too
 
 # ---- shared by the tests that start servers -------------------------------

@@ -22,15 +22,10 @@ lacks=$(platform_lacks uring)
 
 # start_uring ARGS...: the server on the spare port, ready when it echoes.
 start_uring() {
-	local i
-	"$SERVER" -p "$SPARE_PORT" "$@" 2>"$LOG" &
-	URING_PID=$!
-	for ((i = 0; i < 50; i++)); do
-		"$BENCH" -p "$SPARE_PORT" -t 1 -r 1 -T 500 -q -o /dev/null >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	diag "uring-echo-server $* did not answer within 5 s: $(cat "$LOG")"
-	return 1
+	local rc=0
+	spare_start "$LOG" "$SERVER" "$@" || rc=$?
+	URING_PID=$SPARE_PID
+	return "$rc"
 }
 
 # stop_uring: SIGTERM (SIGKILL after 10 s: bounded); its exit status, and
