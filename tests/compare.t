@@ -210,14 +210,16 @@ if case_selected precision; then
 	# a target no two runs meet (their CPU figures equal to 0.001 %) at MAX.
 	out=$("$RUN" compare --servers user --repeat 2-3 --precision 99 -t 1 -d 1 --warmup 1 --out "$TMP/loose" 2>&1)
 	ok $? "compare/precision: a loose target exits 0"
-	is "$(ls "$TMP"/loose/user-*.tsv | wc -l)" 2 "compare/precision: a loose target stops at MIN (2 runs)"
+	runs=("$TMP"/loose/user-*.tsv)
+	is "${#runs[@]}" 2 "compare/precision: a loose target stops at MIN (2 runs)"
 	grep -q '^runs=2 (every CPU per echo within +-[0-9.]*%, the target +-99%)$' "$TMP/loose/meta.txt"
 	ok $? "compare/precision: meta.txt says how many runs and why no more"
 	grep -q '^Runs per server: 2 (every CPU per echo' "$TMP/loose/summary.md"
 	ok $? "compare/precision: summary.md says it too"
 	out=$("$RUN" compare --servers user --repeat 2-3 --precision 0.001 -t 1 -d 1 --warmup 1 --out "$TMP/tight" 2>&1)
 	ok $? "compare/precision: an unmet target exits 0"
-	is "$(ls "$TMP"/tight/user-*.tsv | wc -l)" 3 "compare/precision: an unmet target stops at MAX (3 runs)"
+	runs=("$TMP"/tight/user-*.tsv)
+	is "${#runs[@]}" 3 "compare/precision: an unmet target stops at MAX (3 runs)"
 	grep -q '^runs=3 (the most, 3: user CPU per echo within +-[0-9.]*%, over the target +-0.001%)$' "$TMP/tight/meta.txt"
 	ok $? "compare/precision: meta.txt says the target was not met"
 	grep -q 'after 2 repetitions: user CPU per echo within .*: one more' <<<"$out"
