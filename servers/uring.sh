@@ -1,16 +1,26 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
-# uring: the io_uring server (uring-echo/): multishot accept, multishot
-# receive into a ring of provided buffers, batched submission, one ring
-# per worker thread. A plain process once the kernel has what it needs.
+# uring: the io_uring server (uring-echo/): multishot accept direct,
+# multishot receive into a ring of provided buffers, batched submission and
+# waits, a registered ring, one ring per worker thread. A plain process
+# once the kernel has what it needs.
 
 server uring dir=uring-echo binary=uring-echo/uring-echo-server tools=cc needs=io-uring \
-	bad_args='--workers 0;--buffers 1000;--addr 1.2.3;--busy-poll 0;--bogus;stray' \
+	bad_args='--workers 0;--buffers 1000;--addr 1.2.3;--busy-poll 0;--disable nothing;--min-wait 0;--bogus;stray' \
 	trace='__do_sys_io_uring_enter io_submit_sqes io_recv io_send io_accept io_issue_sqe tcp_recvmsg tcp_sendmsg'
 
 variant uring order=25 colour='#8c564b'
 # Busy polling, as user-poll (servers/user.sh): measured only when named.
 variant uring-poll order=27 colour='#c49c94' args='-- --busy-poll 100' extra=1
+# What each of io_uring's networking features buys (uring-echo/README.md):
+# one switched off per variant, and uring-basic, all of them off with the
+# old 4096-entry rings (the server before them). Measured when named.
+variant uring-basic     order=28   colour='#7f7f7f' args='-- --disable all --ring-entries 4096' extra=1
+variant uring-no-ringfd order=28.1 colour='#bcbd22' args='-- --disable ring-fd' extra=1
+variant uring-no-direct order=28.2 colour='#dbdb8d' args='-- --disable direct' extra=1
+variant uring-no-batch  order=28.3 colour='#9edae5' args='-- --disable batch-return' extra=1
+variant uring-no-minwait order=28.4 colour='#c7c7c7' args='-- --disable min-wait' extra=1
+variant uring-big-rings order=28.5 colour='#e377c2' args='-- --ring-entries 4096' extra=1
 
 # Multishot receive (6.0) and provided-buffer rings (5.19); and io_uring
 # may be switched off (kernel.io_uring_disabled, 6.6 and later).

@@ -579,10 +579,17 @@ each_variant() {
 	((${#guest[@]} == 0)) || _relay_from_guest "${guest[@]}"
 }
 
-# _relay_from_guest VARIANT...: this file in the guest for those variants
-# (GUEST_TIMEOUT seconds, default 1800), each of its results one of ours.
+# _relay_from_guest VARIANT...: this file in the guest for those variants.
 _relay_from_guest() {
-	local line name n=0 out planned=none file=tests/${0##*/}
+	relay_from_guest "${0##*/}" ONLY_SERVERS="$*"
+}
+
+# relay_from_guest FILE [NAME=VALUE...]: tests/FILE in the guest (within
+# GUEST_TIMEOUT seconds, default 1800), with that environment; each of its
+# results one of ours, and one more: that it ran to its planned end.
+relay_from_guest() {
+	local line name n=0 out planned=none file=tests/$1
+	shift
 	need_guest
 	out=$(mktemp -d)
 	while IFS= read -r line; do
@@ -599,10 +606,10 @@ _relay_from_guest() {
 		*) continue ;;
 		esac
 		n=$((n + 1))
-	done < <(in_guest "$out" "${GUEST_TIMEOUT:-1800}" env ONLY_SERVERS="$*" bash "$file" 2>&1)
+	done < <(in_guest "$out" "${GUEST_TIMEOUT:-1800}" env "$@" bash "$file" 2>&1)
 	rm -rf "$out"
 	[[ $n == "$planned" && $n -gt 0 ]]
-	ok $? "guest: $file ran to its end for $*"
+	ok $? "guest: $file ran to its end${*:+ with $*}"
 	diag "guest: $file: $n results of $planned planned"
 }
 

@@ -20,6 +20,13 @@
  *                                no more for a second (or MAXBYTES); print
  *                                how much it took and what that cost: TCP's
  *                                memory (/proc/net/sockstat) and MemAvailable
+ *   probe nodelay PORT           whether this kernel's accepted sockets
+ *                                inherit TCP_NODELAY from their listener: a
+ *                                listener on PORT with it, then one
+ *                                without; print 'nodelay with=A without=B',
+ *                                the accepted socket's option each time
+ *   probe nodelay-of PID FD      TCP_NODELAY of descriptor FD of process PID
+ *                                (pidfd_getfd, Linux 5.6): 'nodelay=N'
  *
  * Crowds, for the fault tests (each prints 'connected N' once its N
  * connections are up, and ends with one 'MODE key=value...' line):
@@ -50,6 +57,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -57,6 +65,7 @@
 #include <string.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -829,6 +838,67 @@ static int resets(int port, int n)
 	return 0;
 }
 
+/* The accepted socket's TCP_NODELAY, behind a listener with it set to on;
+ * -1 on failure. */
+static int accepted_nodelay(int port, int on)
+{
+	struct sockaddr_in sa = loopback(port);
+	int lfd, cfd = -1, afd = -1, one = 1, val = -1;
+	socklen_t len = sizeof(val);
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0)
+		return -1;
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (setsockopt(lfd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on)) ||
+	    bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1))
+		goto out;
+	cfd = dial(port);
+	if (cfd < 0)
+		goto out;
+	afd = accept(lfd, NULL, NULL);
+	if (afd < 0 || getsockopt(afd, IPPROTO_TCP, TCP_NODELAY, &val, &len))
+		val = -1;
+out:
+	if (afd >= 0)
+		close(afd);
+	if (cfd >= 0)
+		close(cfd);
+	close(lfd);
+	return val;
+}
+
+static int nodelay(int port)
+{
+	int with = accepted_nodelay(port, 1), without;
+
+	without = accepted_nodelay(port, 0);
+	if (with < 0 || without < 0)
+		return fail("nodelay: listen, connect or accept");
+	printf("nodelay with=%d without=%d\n", with != 0, without != 0);
+	return 0;
+}
+
+static int nodelay_of(int pid, int fd)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0), copy, val;
+	socklen_t len = sizeof(val);
+
+	if (pidfd < 0)
+		return fail("pidfd_open");
+	copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	close(pidfd);
+	if (copy < 0)
+		return fail("pidfd_getfd");
+	if (getsockopt(copy, IPPROTO_TCP, TCP_NODELAY, &val, &len)) {
+		close(copy);
+		return fail("getsockopt TCP_NODELAY");
+	}
+	close(copy);
+	printf("nodelay=%d\n", val != 0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "mute"))
@@ -858,12 +928,17 @@ int main(int argc, char **argv)
 			      strtoul(argv[4], NULL, 10), atoi(argv[5]));
 	if (argc == 4 && !strcmp(argv[1], "resets"))
 		return resets(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 3 && !strcmp(argv[1], "nodelay"))
+		return nodelay(atoi(argv[2]));
+	if (argc == 4 && !strcmp(argv[1], "nodelay-of"))
+		return nodelay_of(atoi(argv[2]), atoi(argv[3]));
 
 	fprintf(stderr, "usage: probe mute PORT SECONDS | reset PORT BYTES | "
 		"halfclose PORT BYTES | hold PORT N SECONDS |\n"
 		"       sendfile PORT BYTES | splice PORT BYTES | "
 		"splicesend PORT BYTES | fill PORT MAXBYTES |\n"
 		"       trickle PORT N BYTES MS | noread PORT N MAXBYTES SECONDS |"
-		" resets PORT N\n");
+		" resets PORT N |\n"
+		"       nodelay PORT | nodelay-of PID FD\n");
 	return 2;
 }

@@ -3,9 +3,11 @@
 # What only the io_uring server does (the contract every server keeps is
 # tests/contract.t): long connections, thousands of clients, no descriptor
 # left after 50,000 connections, a buffer ring run dry, fairness between
-# connections, a client that never reads, and -w 2 and --sqpoll. The
-# server runs by hand on the spare port, so that its last words (its
-# counters) can be read.
+# connections, a client that never reads, -w 2 and --sqpoll; the newer
+# io_uring features where this kernel has them, each one's older path
+# (--disable), and direct descriptors that are given back. The server runs
+# by hand on the spare port, so that its last words (its counters) can be
+# read.
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -23,7 +25,7 @@ lacks=$(platform_lacks uring)
 # start_uring ARGS...: the server on the spare port, ready when it echoes.
 start_uring() {
 	local rc=0
-	spare_start "$LOG" "$SERVER" "$@" || rc=$?
+	spare_start "$LOG" "${URING_CMD:-$SERVER}" "$@" || rc=$?
 	URING_PID=$SPARE_PID
 	return "$rc"
 }
@@ -50,7 +52,30 @@ spare_ok() {
 	is "$(field "$out" failed)" 0 "$name: failed=0"
 }
 
-plan 33
+# The features this kernel should give (uring-echo-server's start line
+# names them): all but the minimum wait before 6.12.
+kernel_features() {
+	local v major minor
+	v=$(uname -r)
+	major=${v%%.*}
+	minor=${v#*.}
+	minor=${minor%%[!0-9]*}
+	if ((major > 6 || (major == 6 && minor >= 12))); then
+		echo ring-fd,direct,batch-return,min-wait
+	else
+		echo ring-fd,direct,batch-return
+	fi
+}
+start_field() { sed -n "s/.*listening on.* $1=\([^ )]*\).*/\1/p" "$LOG"; }
+
+features=(ring-fd direct batch-return min-wait all)
+plan $((33 + 4 + 9 * (${#features[@]} + 1) + 4))
+
+# TCP_NODELAY, set on the listener only (accepted direct descriptors have
+# no descriptor to set it on), reaches every connection when the kernel
+# copies it into the accepted socket. This kernel does, and only then:
+out=$(bounded 20 "$PROBE" nodelay "$SPARE_PORT")
+is "$out" "nodelay with=1 without=0" "uring/nodelay: this kernel's accepted sockets inherit TCP_NODELAY from their listener"
 
 start_uring
 ok $? "uring/start: serves on port $SPARE_PORT"
@@ -114,6 +139,55 @@ c=$(counter enobufs)
 ok $? "uring/dry-ring: the ring did run dry and every echo came back"
 diag "uring/dry-ring: enobufs=${c:-none}"
 ((${c:-0} > 0)) || diag "$(cat "$LOG")"
+
+# Every feature this kernel has, each one switched off in turn, and all of
+# them: each path serves, batches or not as it says, and stops clean.
+for off in none "${features[@]}"; do
+	args=()
+	[[ $off == none ]] || args=(--disable "$off")
+	want=$(kernel_features)
+	case $off in
+	none) ;;
+	all) want=none ;;
+	*) want=$(tr , '\n' <<<"$want" | grep -vxF "$off" | paste -sd,) ;;
+	esac
+	start_uring "${args[@]}"
+	ok $? "uring/features-$off: start"
+	is "$(start_field features)" "$want" "uring/features-$off: the start line names what this kernel and the flags allow: $want"
+	spare_ok "uring/features-$off: 100 x 5 x 4 KiB" -t 100 -r 5 -s 4096
+	spare_ok "uring/features-$off: 50 connections for 2 s" -t 50 -d 2
+	stop_uring
+	is $? 0 "uring/features-$off: clean exit"
+	is "$(counter open)" 0 "uring/features-$off: no connection left open"
+	# The batched wait is taken under load exactly when it is on.
+	c=$(counter batch_waits)
+	if [[ $want == *min-wait* ]]; then ((${c:-0} > 0)); else ((${c:-1} == 0)); fi
+	ok $? "uring/features-$off: batched waits ${c:-none}, as min-wait is ${want/*min-wait*/on}"
+	[[ $off != none ]] || diag "uring/features: $(grep 'listening on' "$LOG")"
+done
+
+# The default listener has TCP_NODELAY (for its accepted sockets to
+# inherit, above).
+start_uring
+ok $? "uring/nodelay: start"
+fd=$(_tool ss -Htlnp "sport = :$SPARE_PORT" | sed -n 's/.*pid=[0-9]*,fd=\([0-9]*\).*/\1/p' | head -1)
+is "$(bounded 10 "$PROBE" nodelay-of "$URING_PID" "${fd:-0}")" nodelay=1 "uring/nodelay: the listener has TCP_NODELAY"
+stop_uring
+is $? 0 "uring/nodelay: clean exit"
+
+# Direct descriptors go back to the table: with a table of 256 (it is as
+# large as the descriptor limit), 2000 connections, 50 at a time, are all
+# served; a slot kept after a close would stop accepts after 256.
+# shellcheck disable=SC2317 # spare_start runs it, as the server
+limited() {
+	ulimit -n 256 || exit 1
+	exec "$SERVER" "$@"
+}
+URING_CMD=limited start_uring
+ok $? "uring/direct-slots: start with a descriptor limit of 256"
+is "$(start_field features | grep -o direct)" direct "uring/direct-slots: direct descriptors in use"
+spare_ok "uring/direct-slots: 2000 connections through 256 slots" -t 50 -r 40
+stop_uring
 
 start_uring -w 2
 ok $? "uring/workers-2: start"

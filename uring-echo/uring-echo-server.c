@@ -17,6 +17,22 @@
  * armed again once half of them are sent, so a client that sends without
  * reading stops at its TCP window. When a ring runs dry (ENOBUFS) the
  * receives that stopped are armed again, oldest first, as buffers return.
+ *
+ * What io_uring's maintainers recommend for networking, each used where
+ * the kernel has it and each one switched off by --disable, to measure it
+ * or to test the older path:
+ * - ring-fd: the ring's descriptor registered with the worker thread
+ *   (5.18), so io_uring_enter skips looking up a file;
+ * - direct: connections as direct descriptors in a sparse table (5.19,
+ *   cancel by fixed descriptor 6.0) - no file table, no fdget per request;
+ *   TCP_NODELAY is set once, on the listener, and every accepted socket
+ *   inherits it;
+ * - batch-return: buffers sent go back to the ring in one tail update per
+ *   turn of the loop, not one each;
+ * - min-wait: once a turn reaps several completions, the next wait asks for
+ *   as many, but returns --min-wait microseconds after the first (6.12,
+ *   IORING_FEAT_MIN_TIMEOUT): fewer wake-ups under load, at most that
+ *   delay added to a reply, never to a lone one.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -52,9 +68,31 @@
 #define MAX_WORKERS	256
 #define BUF_GROUP	0		/* the one buffer group of each ring */
 #define ACCEPT_RETRY_MS	100		/* after EMFILE, try again this often */
+#define MAX_DIRECT	65536		/* direct descriptors per ring, at most */
+
+/* What the headers of liburing 2.3 (Debian 12) lack. */
+#ifndef IORING_FEAT_MIN_TIMEOUT
+#define IORING_FEAT_MIN_TIMEOUT	(1U << 15)	/* Linux 6.12 */
+#endif
+
+/* The features --disable names. */
+enum feat {
+	FEAT_RING_FD = 1 << 0,
+	FEAT_DIRECT = 1 << 1,
+	FEAT_BATCH_RETURN = 1 << 2,
+	FEAT_MIN_WAIT = 1 << 3,
+};
+static const struct { enum feat bit; const char *name; } feats[] = {
+	{ FEAT_RING_FD, "ring-fd" },
+	{ FEAT_DIRECT, "direct" },
+	{ FEAT_BATCH_RETURN, "batch-return" },
+	{ FEAT_MIN_WAIT, "min-wait" },
+};
+#define NFEATS	(sizeof(feats) / sizeof(feats[0]))
 
 /* What a request was, in the low bits of its user_data. */
-enum op { OP_ACCEPT = 1, OP_RECV, OP_SEND, OP_CANCEL, OP_STOP, OP_RETRY };
+enum op { OP_ACCEPT = 1, OP_RECV, OP_SEND, OP_CANCEL, OP_STOP, OP_RETRY,
+	  OP_CLOSE };
 #define OP_MASK		7ull
 
 /* A received buffer on its way back: bytes [off, off + len) of buffer bid. */
@@ -64,7 +102,7 @@ struct chunk {
 };
 
 struct conn {
-	int fd;
+	int fd;				/* or its direct descriptor */
 	unsigned int inflight;		/* requests that still name it */
 	bool receiving;			/* its multishot receive is armed */
 	bool sending;			/* a send is in flight */
@@ -83,6 +121,10 @@ struct worker {
 	struct io_uring ring;
 	bool disabled;			/* made R_DISABLED: its thread enables it */
 	const char *mode;		/* how its completions run, for the log */
+	unsigned int feats;		/* the features it uses (enum feat) */
+	unsigned int no_kernel;		/* ... the ones this kernel lacks */
+	unsigned int returning;		/* buffers given back, not yet published */
+	unsigned int last_reaped;	/* completions the last turn reaped */
 	struct io_uring_buf_ring *br;
 	unsigned char *bufs;
 	size_t br_bytes;
@@ -94,7 +136,7 @@ struct worker {
 	struct busy_poll poll;
 	int error;			/* what stopped it, if not the stop */
 	unsigned long long accepted, closed, resets, bytes, dry, pauses,
-			   enters;
+			   enters, batch_waits;
 } __attribute__((aligned(8)));
 
 static struct {
@@ -106,13 +148,39 @@ static struct {
 	unsigned int buffer_size;
 	unsigned int conn_buffers;	/* at most this many held per connection */
 	unsigned int busy_poll_us;	/* 0: wait for a completion at once */
+	unsigned int ring_entries;	/* submission queue; completions 4 x */
+	unsigned int min_wait_us;	/* the batched wait's limit */
+	unsigned int disabled;		/* features --disable switched off */
 	bool sqpoll;
 } opt = {
 	.port = 12345, .workers = 1, .backlog = 4096, .buffers = 1024,
-	.buffer_size = 4096, .conn_buffers = 16,
+	.buffer_size = 4096, .conn_buffers = 16, .ring_entries = 256,
+	.min_wait_us = 50,
 };
 
 static int stop_fd = -1;	/* eventfd: readable once we must stop */
+
+/* Workers that have set up their features: main prints them once all
+ * have. */
+static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
+static unsigned int ready;
+
+static void ready_worker(void)
+{
+	pthread_mutex_lock(&ready_lock);
+	ready++;
+	pthread_cond_signal(&ready_cond);
+	pthread_mutex_unlock(&ready_lock);
+}
+
+static void wait_workers(unsigned int n)
+{
+	pthread_mutex_lock(&ready_lock);
+	while (ready < n)
+		pthread_cond_wait(&ready_cond, &ready_lock);
+	pthread_mutex_unlock(&ready_lock);
+}
 const char *prog = "uring-echo-server";
 
 static void usage(FILE *f)
@@ -137,6 +205,14 @@ static void usage(FILE *f)
 "      --buffer-size N   bytes per buffer (default 4096)\n"
 "      --conn-buffers N  buffers one connection may hold before its\n"
 "                        receive pauses (default 16)\n"
+"      --ring-entries N  submission queue entries per ring, the completion\n"
+"                        queue 4 x as many (default 256)\n"
+"      --min-wait USEC   once a turn reaps several completions, wait for as\n"
+"                        many, but no longer than USEC after the first\n"
+"                        (1 to 10000, default 50; Linux 6.12 or later)\n"
+"      --disable LIST    switch off these features, comma-separated, to\n"
+"                        measure them or to use the older path: ring-fd,\n"
+"                        direct, batch-return, min-wait, or all\n"
 "      --busy-poll USEC  after each batch of completions, enter the ring\n"
 "                        without waiting (to submit and run its task work)\n"
 "                        for up to USEC (1 to 1000000) before waiting for one:\n"
@@ -151,10 +227,38 @@ static void usage(FILE *f)
 		prog);
 }
 
+/* --disable's list: the features it names, or a usage error. */
+static unsigned int parse_features(const char *list)
+{
+	char *copy = strdup(list), *save = NULL, *name;
+	unsigned int bits = 0, i;
+
+	if (!copy)
+		usage_error("out of memory");
+	for (name = strtok_r(copy, ",", &save); name;
+	     name = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(name, "all")) {
+			bits = ~0u;
+			continue;
+		}
+		for (i = 0; i < NFEATS && strcmp(name, feats[i].name); i++)
+			;
+		if (i == NFEATS)
+			usage_error("--disable: unknown feature '%s' (ring-fd, direct, batch-return, min-wait, all)",
+				    name);
+		bits |= feats[i].bit;
+	}
+	free(copy);
+	if (!bits)
+		usage_error("--disable: name at least one feature");
+	return bits;
+}
+
 static void parse_args(int argc, char **argv)
 {
 	enum { OPT_SQPOLL = 256, OPT_BUFFERS, OPT_BUFFER_SIZE, OPT_CONN_BUFFERS,
-	       OPT_ADDR, OPT_BUSY_POLL };
+	       OPT_ADDR, OPT_BUSY_POLL, OPT_RING_ENTRIES, OPT_MIN_WAIT,
+	       OPT_DISABLE };
 	static const struct option longopts[] = {
 		{ "addr",         required_argument, NULL, OPT_ADDR },
 		{ "port",         required_argument, NULL, 'p' },
@@ -165,6 +269,9 @@ static void parse_args(int argc, char **argv)
 		{ "buffer-size",  required_argument, NULL, OPT_BUFFER_SIZE },
 		{ "conn-buffers", required_argument, NULL, OPT_CONN_BUFFERS },
 		{ "busy-poll",    required_argument, NULL, OPT_BUSY_POLL },
+		{ "ring-entries", required_argument, NULL, OPT_RING_ENTRIES },
+		{ "min-wait",     required_argument, NULL, OPT_MIN_WAIT },
+		{ "disable",      required_argument, NULL, OPT_DISABLE },
 		{ "verbose",      no_argument,       NULL, 'v' },
 		{ "help",         no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -211,6 +318,17 @@ static void parse_args(int argc, char **argv)
 			opt.busy_poll_us = parse_num("--busy-poll", optarg, 1,
 						     BUSY_POLL_MAX_US);
 			break;
+		case OPT_RING_ENTRIES:
+			opt.ring_entries = parse_num("--ring-entries", optarg,
+						     8, 32768);
+			break;
+		case OPT_MIN_WAIT:
+			opt.min_wait_us = parse_num("--min-wait", optarg, 1,
+						    10000);
+			break;
+		case OPT_DISABLE:
+			opt.disabled |= parse_features(optarg);
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -251,12 +369,29 @@ static struct io_uring_sqe *get_sqe(struct worker *w)
 	return sqe;
 }
 
+static inline bool direct(const struct worker *w)
+{
+	return w->feats & FEAT_DIRECT;
+}
+
+/* A request on the connection's socket: by its direct descriptor, if so. */
+static void on_socket(struct worker *w, struct io_uring_sqe *sqe)
+{
+	if (direct(w))
+		sqe->flags |= IOSQE_FIXED_FILE;
+}
+
 static void arm_accept(struct worker *w)
 {
 	struct io_uring_sqe *sqe = get_sqe(w);
 
-	io_uring_prep_multishot_accept(sqe, w->listen_fd, NULL, NULL,
-				       SOCK_CLOEXEC);
+	/* Direct: the kernel picks a free slot of the table for each. */
+	if (direct(w))
+		io_uring_prep_multishot_accept_direct(sqe, w->listen_fd, NULL,
+						      NULL, 0);
+	else
+		io_uring_prep_multishot_accept(sqe, w->listen_fd, NULL, NULL,
+					       SOCK_CLOEXEC);
 	io_uring_sqe_set_data64(sqe, tag(w, OP_ACCEPT));
 }
 
@@ -265,6 +400,7 @@ static void arm_recv(struct worker *w, struct conn *c)
 	struct io_uring_sqe *sqe = get_sqe(w);
 
 	io_uring_prep_recv_multishot(sqe, c->fd, NULL, 0, 0);
+	on_socket(w, sqe);
 	sqe->flags |= IOSQE_BUFFER_SELECT;
 	sqe->buf_group = BUF_GROUP;
 	io_uring_sqe_set_data64(sqe, tag(c, OP_RECV));
@@ -285,6 +421,7 @@ static void send_head(struct worker *w, struct conn *c)
 
 	io_uring_prep_send(sqe, c->fd, buffer(w, ch->bid) + ch->off, ch->len,
 			   MSG_NOSIGNAL);
+	on_socket(w, sqe);
 	io_uring_sqe_set_data64(sqe, tag(c, OP_SEND));
 	c->sending = true;
 	c->inflight++;
@@ -295,7 +432,8 @@ static void cancel_all(struct worker *w, struct conn *c)
 {
 	struct io_uring_sqe *sqe = get_sqe(w);
 
-	io_uring_prep_cancel_fd(sqe, c->fd, IORING_ASYNC_CANCEL_ALL);
+	io_uring_prep_cancel_fd(sqe, c->fd, IORING_ASYNC_CANCEL_ALL |
+				(direct(w) ? IORING_ASYNC_CANCEL_FD_FIXED : 0));
 	io_uring_sqe_set_data64(sqe, tag(c, OP_CANCEL));
 	c->inflight++;
 }
@@ -312,12 +450,27 @@ static void cancel_recv(struct worker *w, struct conn *c)
 
 /* ---- buffers ------------------------------------------------------------ */
 
+/* The buffer goes back to the ring; batch-return publishes it with the
+ * turn's others (publish_buffers), otherwise at once. */
 static void give_back(struct worker *w, uint16_t bid)
 {
 	io_uring_buf_ring_add(w->br, buffer(w, bid), opt.buffer_size, bid,
-			      io_uring_buf_ring_mask(opt.buffers), 0);
-	io_uring_buf_ring_advance(w->br, 1);
+			      io_uring_buf_ring_mask(opt.buffers),
+			      (int)w->returning);
+	if (w->feats & FEAT_BATCH_RETURN)
+		w->returning++;
+	else
+		io_uring_buf_ring_advance(w->br, 1);
 	w->held--;
+}
+
+/* One tail update for every buffer given back this turn. */
+static void publish_buffers(struct worker *w)
+{
+	if (w->returning) {
+		io_uring_buf_ring_advance(w->br, (int)w->returning);
+		w->returning = 0;
+	}
 }
 
 static void conn_put(struct worker *w, struct conn *c);
@@ -394,8 +547,18 @@ static void conn_put(struct worker *w, struct conn *c)
 {
 	if (--c->inflight || !c->closing)
 		return;
-	logv("worker %u: close fd %d\n", w->id, c->fd);
-	close(c->fd);
+	logv("worker %u: close %s %d\n", w->id, direct(w) ? "slot" : "fd",
+	     c->fd);
+	if (direct(w)) {
+		struct io_uring_sqe *sqe = get_sqe(w);
+
+		/* The slot is free once this runs: before any accept queued
+		 * after it. */
+		io_uring_prep_close_direct(sqe, (unsigned int)c->fd);
+		io_uring_sqe_set_data64(sqe, tag(w, OP_CLOSE));
+	} else {
+		close(c->fd);
+	}
 	w->conns[c->fd] = NULL;
 	free(c->q);
 	free(c);
@@ -536,6 +699,19 @@ static void on_send(struct worker *w, struct conn *c, int res)
 	conn_put(w, c);
 }
 
+/* A connection accepted that we cannot keep. */
+static void drop_accepted(struct worker *w, int fd)
+{
+	if (direct(w)) {
+		struct io_uring_sqe *sqe = get_sqe(w);
+
+		io_uring_prep_close_direct(sqe, (unsigned int)fd);
+		io_uring_sqe_set_data64(sqe, tag(w, OP_CLOSE));
+	} else {
+		close(fd);
+	}
+}
+
 static void on_accept(struct worker *w, int res, unsigned int flags)
 {
 	bool more = flags & IORING_CQE_F_MORE;
@@ -551,7 +727,7 @@ static void on_accept(struct worker *w, int res, unsigned int flags)
 				n *= 2;
 			nc = realloc(w->conns, (size_t)n * sizeof(*nc));
 			if (!nc) {
-				close(res);
+				drop_accepted(w, res);
 				goto rearm;
 			}
 			for (i = w->nconns; i < n; i++)
@@ -561,14 +737,19 @@ static void on_accept(struct worker *w, int res, unsigned int flags)
 		}
 		c = calloc(1, sizeof(*c));
 		if (!c) {
-			close(res);
+			drop_accepted(w, res);
 			goto rearm;
 		}
 		c->fd = res;
-		setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		/* Direct: no descriptor to set it on; it came from the
+		 * listener (worker_setup). */
+		if (!direct(w))
+			setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one,
+				   sizeof(one));
 		w->conns[res] = c;
 		w->accepted++;
-		logv("worker %u: accept fd %d\n", w->id, res);
+		logv("worker %u: accept %s %d\n", w->id,
+		     direct(w) ? "slot" : "fd", res);
 		arm_recv(w, c);
 	} else if (res == -EMFILE || res == -ENFILE || res == -ENOBUFS ||
 		   res == -ENOMEM) {
@@ -629,6 +810,11 @@ static void on_cqe(struct worker *w, struct io_uring_cqe *cqe)
 	case OP_STOP:
 		w->running = false;
 		break;
+	case OP_CLOSE:
+		if (cqe->res < 0)
+			logv("worker %u: close: %s\n", w->id,
+			     strerror(-cqe->res));
+		break;
 	}
 }
 
@@ -639,6 +825,84 @@ static int enable_ring(struct io_uring *ring)
 {
 	return syscall(__NR_io_uring_register, ring->ring_fd,
 		       IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+}
+
+/*
+ * Submits what is queued and waits for wait_nr completions, returning
+ * min_wait_us after the first if fewer came (Linux 6.12). liburing 2.3
+ * cannot pass the minimum wait, so this enters the kernel itself: the
+ * queued entries are published as liburing does (the ring's index array
+ * slot for each, then the tail), and the ring is named as liburing names
+ * it, by its registered index when it has one.
+ */
+static int enter_min_wait(struct worker *w, unsigned int wait_nr,
+			  unsigned int min_wait_us)
+{
+	struct io_uring_sq *sq = &w->ring.sq;
+	struct io_uring_getevents_arg arg = {
+		.sigmask_sz = _NSIG / 8,
+	};
+	unsigned int mask = *sq->kring_mask, ktail = *sq->ktail, n = 0;
+	unsigned int flags = IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG;
+	int fd = w->ring.ring_fd, ret;
+
+	/* The field the kernel reads as min_wait_usec; 6.1 insists on 0. */
+	arg.pad = min_wait_us;
+	while (sq->sqe_head != sq->sqe_tail) {
+		sq->array[(ktail + n) & mask] = sq->sqe_head & mask;
+		sq->sqe_head++;
+		n++;
+	}
+	io_uring_smp_store_release(sq->ktail, ktail + n);
+	if (w->feats & FEAT_RING_FD) {
+		fd = w->ring.enter_ring_fd;
+		flags |= IORING_ENTER_REGISTERED_RING;
+	}
+	ret = (int)syscall(__NR_io_uring_enter, fd, n, wait_nr, flags, &arg,
+			   sizeof(arg));
+	return ret < 0 ? -errno : ret;
+}
+
+/* Whether this kernel takes a minimum wait: 6.1 refuses the field. */
+static bool has_min_wait(struct worker *w)
+{
+	return (w->ring.features & IORING_FEAT_MIN_TIMEOUT) &&
+	       enter_min_wait(w, 0, 1) >= 0;
+}
+
+/* The features the worker's own thread sets up: those the kernel lacks
+ * are dropped, and counted for the start line. */
+static void worker_features(struct worker *w)
+{
+	if (w->feats & FEAT_RING_FD) {
+		/* Registered with this thread: only it enters the ring. */
+		if (io_uring_register_ring_fd(&w->ring) != 1) {
+			w->feats &= ~FEAT_RING_FD;
+			w->no_kernel |= FEAT_RING_FD;
+		}
+	}
+	if ((w->feats & FEAT_MIN_WAIT) && !has_min_wait(w)) {
+		w->feats &= ~FEAT_MIN_WAIT;
+		w->no_kernel |= FEAT_MIN_WAIT;
+	}
+}
+
+/* One turn's wait: for one completion, or, after a turn that reaped
+ * several, for as many within the minimum wait. */
+static int wait_turn(struct worker *w, bool spin)
+{
+	unsigned int batch = w->last_reaped;
+
+	/* Busy polling enters without waiting: with DEFER_TASKRUN,
+	 * completions are posted only when this task enters the kernel, so a
+	 * spin on the completion queue alone would never see one. */
+	if (spin)
+		return io_uring_submit_and_get_events(&w->ring);
+	if ((w->feats & FEAT_MIN_WAIT) && batch > 1) {
+		w->batch_waits++;
+		return enter_min_wait(w, batch, opt.min_wait_us);
+	}
+	return io_uring_submit_and_wait(&w->ring, 1);
 }
 
 static void *worker_main(void *arg)
@@ -652,9 +916,12 @@ static void *worker_main(void *arg)
 		w->error = errno;
 		fprintf(stderr, "%s: worker %u: cannot enable its ring: %s\n",
 			prog, w->id, strerror(errno));
+		ready_worker();
 		kill(getpid(), SIGTERM);
 		return NULL;
 	}
+	worker_features(w);
+	ready_worker();
 	arm_accept(w);
 	/* Polled, not read: every worker sees the one write. */
 	sqe = get_sqe(w);
@@ -668,17 +935,12 @@ static void *worker_main(void *arg)
 		bool spin = busy_poll_spin(&w->poll);
 		int ret;
 
-		/* Busy polling enters without waiting: with DEFER_TASKRUN,
-		 * completions are posted only when this task enters the
-		 * kernel, so a spin on the completion queue alone would
-		 * never see one. */
-		if (spin)
-			ret = io_uring_submit_and_get_events(&w->ring);
-		else
-			ret = io_uring_submit_and_wait(&w->ring, 1);
+		publish_buffers(w);
+		ret = wait_turn(w, spin);
 		w->enters++;
+		/* -ETIME: a batched wait's minimum wait ran out. */
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN &&
-		    ret != -EBUSY) {
+		    ret != -EBUSY && ret != -ETIME) {
 			fprintf(stderr, "%s: worker %u: io_uring_enter: %s\n",
 				prog, w->id, strerror(-ret));
 			w->error = -ret;
@@ -689,10 +951,15 @@ static void *worker_main(void *arg)
 			n++;
 		}
 		io_uring_cq_advance(&w->ring, n);
+		w->last_reaped = n;
 		busy_poll_done(&w->poll, n, spin);
-		if (w->starved_head && w->held < opt.buffers)
+		if (w->starved_head && w->held < opt.buffers) {
+			publish_buffers(w);
 			feed_starved(w, opt.buffers - w->held);
+		}
 	}
+	if (w->feats & FEAT_RING_FD)
+		io_uring_unregister_ring_fd(&w->ring);
 	/* A worker that cannot go on stops the server: main waits in sigwait. */
 	if (w->error)
 		kill(getpid(), SIGTERM);
@@ -715,7 +982,7 @@ static int setup_ring(struct worker *w)
 		0,
 	};
 	struct io_uring_params p;
-	unsigned int entries = 4096, i;
+	unsigned int entries = opt.ring_entries, i;
 	int err = -EINVAL;
 
 	for (i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
@@ -753,10 +1020,25 @@ static const char *uring_hint(int err)
 	}
 }
 
+/* The direct descriptor table: as large as the descriptor limit allows. */
+static int setup_direct(struct worker *w)
+{
+	struct rlimit rl;
+	unsigned int n = MAX_DIRECT;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < n)
+		n = (unsigned int)rl.rlim_cur;
+	return io_uring_register_files_sparse(&w->ring, n);
+}
+
 static int worker_setup(struct worker *w)
 {
-	int err;
+	int err, one = 1;
 
+	w->feats = ~opt.disabled & (FEAT_RING_FD | FEAT_DIRECT |
+				    FEAT_BATCH_RETURN | FEAT_MIN_WAIT);
+	if (opt.sqpoll)
+		w->feats &= ~FEAT_MIN_WAIT;	/* the kernel thread submits */
 	err = setup_ring(w);
 	if (err) {
 		fprintf(stderr, "%s: worker %u: cannot set up io_uring: %s\n%s: %s\n",
@@ -771,14 +1053,22 @@ static int worker_setup(struct worker *w)
 				       : uring_hint(-err));
 		return err;
 	}
+	if ((w->feats & FEAT_DIRECT) && setup_direct(w)) {
+		w->feats &= ~FEAT_DIRECT;
+		w->no_kernel |= FEAT_DIRECT;
+	}
 	w->listen_fd = open_listener(opt.addr, opt.port, opt.backlog, 0);
 	if (w->listen_fd < 0) {
 		err = w->listen_fd;
 		fprintf(stderr, "%s: worker %u: cannot listen on port %u: %s\n%s: %s\n",
 			prog, w->id, opt.port, strerror(-err), prog,
 			bind_hint(-err));
+		return err;
 	}
-	return err < 0 ? err : 0;
+	/* Every accepted socket inherits it (tests/uring.t checks that on
+	 * each kernel): with direct descriptors there is no other place. */
+	setsockopt(w->listen_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return 0;
 }
 
 /*
@@ -798,7 +1088,8 @@ static void worker_teardown(struct worker *w)
 	for (fd = 0; fd < w->nconns; fd++) {
 		if (!w->conns[fd])
 			continue;
-		close(fd);
+		if (!direct(w))		/* direct ones closed with the ring */
+			close(fd);
 		free(w->conns[fd]->q);
 		free(w->conns[fd]);
 	}
@@ -810,11 +1101,27 @@ static void worker_teardown(struct worker *w)
 		close(w->listen_fd);
 }
 
+/* bits as --disable names them, comma-separated; "none" for none. */
+static void feature_list(char *out, size_t size, unsigned int bits)
+{
+	size_t len = 0;
+	unsigned int i;
+
+	out[0] = 0;
+	for (i = 0; i < NFEATS; i++)
+		if (bits & feats[i].bit)
+			len += (size_t)snprintf(out + len, size - len, "%s%s",
+						len ? "," : "", feats[i].name);
+	if (!len)
+		snprintf(out, size, "none");
+}
+
 int main(int argc, char **argv)
 {
 	static struct worker workers[MAX_WORKERS];
 	unsigned long long accepted = 0, closed = 0, resets = 0, bytes = 0,
-			   dry = 0, pauses = 0, enters = 0, empty_polls = 0;
+			   dry = 0, pauses = 0, enters = 0, empty_polls = 0,
+			   batch_waits = 0;
 	unsigned int i, started = 0;
 	struct rlimit rl;
 	sigset_t sigs;
@@ -865,10 +1172,17 @@ int main(int argc, char **argv)
 	}
 
 	if (!status) {
-		fprintf(stderr, "%s: listening on %s port %u (workers=%u backlog=%d buffers=%ux%u ring=%s busy_poll_us=%u)\n",
+		char used[128], lacked[128];
+
+		wait_workers(started);
+		feature_list(used, sizeof(used), workers[0].feats);
+		feature_list(lacked, sizeof(lacked), workers[0].no_kernel);
+		fprintf(stderr, "%s: listening on %s port %u (workers=%u backlog=%d buffers=%ux%u ring=%s ring_entries=%u features=%s not_in_kernel=%s min_wait_us=%u busy_poll_us=%u)\n",
 			prog, inet_ntoa(opt.addr), opt.port, opt.workers,
 			opt.backlog, opt.buffers, opt.buffer_size,
-			workers[0].mode, opt.busy_poll_us);
+			workers[0].mode, opt.ring_entries, used, lacked,
+			(workers[0].feats & FEAT_MIN_WAIT) ? opt.min_wait_us : 0,
+			opt.busy_poll_us);
 		warn_if_any_addr(opt.addr);
 		sigwait(&sigs, &sig);
 		logv("%s: %s, stopping\n", prog, strsignal(sig));
@@ -888,13 +1202,14 @@ int main(int argc, char **argv)
 		dry += w->dry;
 		pauses += w->pauses;
 		enters += w->enters;
+		batch_waits += w->batch_waits;
 		empty_polls += w->poll.empty;
 		worker_teardown(w);
 	}
 	close(stop_fd);
 	if (!status || started)
-		fprintf(stderr, "%s: stopped: connections=%llu open=%llu resets=%llu bytes=%llu enobufs=%llu pauses=%llu enters=%llu empty_polls=%llu\n",
+		fprintf(stderr, "%s: stopped: connections=%llu open=%llu resets=%llu bytes=%llu enobufs=%llu pauses=%llu enters=%llu batch_waits=%llu empty_polls=%llu\n",
 			prog, accepted, accepted - closed, resets, bytes, dry,
-			pauses, enters, empty_polls);
+			pauses, enters, batch_waits, empty_polls);
 	return status;
 }
