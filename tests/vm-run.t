@@ -40,7 +40,9 @@ diag "vm-bypass: msgs_redirected=${redirected:-none}"
 [[ -n $dir && -d $dir ]] && rm -rf "$dir"
 
 out=$(VM_TIMEOUT=900 "$RUN" compare --vm -t 20 -r 2 --repeat 1 --out "$TMP/vm" 2>&1)
-ok $? "vm-compare: exit 0"
+rc=$?
+ok "$rc" "vm-compare: exit 0"
+((rc == 0)) || diag "vm-compare: exit $rc; its last words: $(tail -n 40 <<<"$out")"
 is "$(tail -n1 <<<"$out")" "results: $TMP/vm" "vm-compare: last line names the directory"
 # Every declared variant runs in the guest's kernel: none may go missing.
 labels=$(variants | cut -d' ' -f1 | tr '\n' ' ')
