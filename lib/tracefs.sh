@@ -200,7 +200,7 @@ rerun_in_guest() {
 results_dir() {
 	local d
 	# shellcheck disable=SC2010,SC2012 # names are ours: DATE-PLACE
-	d=$(ls -dt "$ROOT"/results/*/ 2>/dev/null | grep -v '/runs/$' | head -n 1)
+	d=$(ls -dt "$ROOT"/results/*/ 2>/dev/null | grep -v '/runs/$' | sed -n 1p)
 	d=${d%/}
 	if [[ -z $d ]]; then
 		d=$ROOT/results/$(date +%Y%m%d)-ftrace

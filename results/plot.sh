@@ -38,7 +38,7 @@ METRIC=${METRIC:-auto}
 # The header lines only: raw files hold millions of samples below them.
 # Committed ones are gzipped; gzip -f passes plain files through.
 # (sed stops reading at the first row: gzip's broken pipe is expected.)
-meta() { { gzip -dcf "$1" 2>/dev/null || true; } | sed -n "/^#/!q; s/^# $2=//p" | head -n1; }
+meta() { { gzip -dcf "$1" 2>/dev/null || true; } | sed -n "/^#/!q; s/^# $2=//p" | sed -n 1p; }
 
 # raw_files DIR: its raw files, plain or gzipped.
 raw_files() { { compgen -G "$1/*.tsv" || true; compgen -G "$1/*.tsv.gz" || true; } | sort; }
@@ -161,7 +161,7 @@ main() {
 	[[ -n $dir ]] || dir=$(newest_dir)
 	[[ -n $dir ]] || die "no results yet: run 'sudo ./run.sh compare' or 'sudo ./run.sh bench user'"
 	dir=${dir%/}
-	first=$(raw_files "$dir" | head -n1)
+	first=$(raw_files "$dir" | sed -n 1p)
 	[[ -n $first ]] || die "no raw files (*.tsv, *.tsv.gz) in $dir"
 	where=$(meta "$first" where)
 	case $where in
@@ -392,7 +392,7 @@ plot_cpu() {
 # --sweep runs: p50/p99 and req/s against the swept value, per server.
 plot_sweep() {
 	local dir=$1 tmp=$2 key s v f line files
-	key=$(meta "$(raw_files "$dir" | head -n1)" sweep)
+	key=$(meta "$(raw_files "$dir" | sed -n 1p)" sweep)
 	[[ -n $key ]] || return 0
 	for s in "${servers[@]}"; do
 		: >"$tmp/$s.sweep"
