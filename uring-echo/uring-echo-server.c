@@ -30,9 +30,10 @@
  * - batch-return: buffers sent go back to the ring in one tail update per
  *   turn of the loop, not one each;
  * - min-wait: once a turn reaps several completions, the next wait asks for
- *   as many, but returns --min-wait microseconds after the first (6.12,
- *   IORING_FEAT_MIN_TIMEOUT): fewer wake-ups under load, at most that
- *   delay added to a reply, never to a lone one.
+ *   as many for up to --min-wait microseconds, then returns with what has
+ *   come, or at the first after that (6.12, IORING_FEAT_MIN_TIMEOUT):
+ *   fewer wake-ups under load, at most that delay added to a reply, never
+ *   after a turn of one.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -208,7 +209,7 @@ static void usage(FILE *f)
 "      --ring-entries N  submission queue entries per ring, the completion\n"
 "                        queue 4 x as many (default 256)\n"
 "      --min-wait USEC   once a turn reaps several completions, wait for as\n"
-"                        many, but no longer than USEC after the first\n"
+"                        many for up to USEC, then for any one\n"
 "                        (1 to 10000, default 50; Linux 6.12 or later)\n"
 "      --disable LIST    switch off these features, comma-separated, to\n"
 "                        measure them or to use the older path: ring-fd,\n"
@@ -542,6 +543,20 @@ static int setup_buffers(struct worker *w)
 
 /* ---- connections -------------------------------------------------------- */
 
+/* A connection's socket: a direct one is closed by the ring, its slot
+ * free once that runs, before any accept queued after it. */
+static void close_socket(struct worker *w, int fd)
+{
+	if (direct(w)) {
+		struct io_uring_sqe *sqe = get_sqe(w);
+
+		io_uring_prep_close_direct(sqe, (unsigned int)fd);
+		io_uring_sqe_set_data64(sqe, tag(w, OP_CLOSE));
+	} else {
+		close(fd);
+	}
+}
+
 /* Once nothing names it: the socket closes, the memory goes. */
 static void conn_put(struct worker *w, struct conn *c)
 {
@@ -549,16 +564,7 @@ static void conn_put(struct worker *w, struct conn *c)
 		return;
 	logv("worker %u: close %s %d\n", w->id, direct(w) ? "slot" : "fd",
 	     c->fd);
-	if (direct(w)) {
-		struct io_uring_sqe *sqe = get_sqe(w);
-
-		/* The slot is free once this runs: before any accept queued
-		 * after it. */
-		io_uring_prep_close_direct(sqe, (unsigned int)c->fd);
-		io_uring_sqe_set_data64(sqe, tag(w, OP_CLOSE));
-	} else {
-		close(c->fd);
-	}
+	close_socket(w, c->fd);
 	w->conns[c->fd] = NULL;
 	free(c->q);
 	free(c);
@@ -699,19 +705,6 @@ static void on_send(struct worker *w, struct conn *c, int res)
 	conn_put(w, c);
 }
 
-/* A connection accepted that we cannot keep. */
-static void drop_accepted(struct worker *w, int fd)
-{
-	if (direct(w)) {
-		struct io_uring_sqe *sqe = get_sqe(w);
-
-		io_uring_prep_close_direct(sqe, (unsigned int)fd);
-		io_uring_sqe_set_data64(sqe, tag(w, OP_CLOSE));
-	} else {
-		close(fd);
-	}
-}
-
 static void on_accept(struct worker *w, int res, unsigned int flags)
 {
 	bool more = flags & IORING_CQE_F_MORE;
@@ -727,7 +720,7 @@ static void on_accept(struct worker *w, int res, unsigned int flags)
 				n *= 2;
 			nc = realloc(w->conns, (size_t)n * sizeof(*nc));
 			if (!nc) {
-				drop_accepted(w, res);
+				close_socket(w, res);
 				goto rearm;
 			}
 			for (i = w->nconns; i < n; i++)
@@ -737,7 +730,7 @@ static void on_accept(struct worker *w, int res, unsigned int flags)
 		}
 		c = calloc(1, sizeof(*c));
 		if (!c) {
-			drop_accepted(w, res);
+			close_socket(w, res);
 			goto rearm;
 		}
 		c->fd = res;
@@ -828,8 +821,8 @@ static int enable_ring(struct io_uring *ring)
 }
 
 /*
- * Submits what is queued and waits for wait_nr completions, returning
- * min_wait_us after the first if fewer came (Linux 6.12). liburing 2.3
+ * Submits what is queued and waits for wait_nr completions; once
+ * min_wait_us have passed, for any one (Linux 6.12). liburing 2.3
  * cannot pass the minimum wait, so this enters the kernel itself: the
  * queued entries are published as liburing does (the ring's index array
  * slot for each, then the tail), and the ring is named as liburing names
