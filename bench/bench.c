@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -71,6 +72,7 @@ struct config cfg = {
 	.port = 12345,
 	.timeout_ms = 5000,
 	.sched_idle = true,
+	.poisson = true,
 };
 
 const char *prog = "bench";
@@ -84,7 +86,16 @@ static void usage(FILE *f)
 "echo reached this machine's kernel (arrival_us, the server's time) and\n"
 "until recv() returned it (rtt_us, what the client saw).\n"
 "\n"
-"  -t, --threads N     concurrent client threads (default 1000)\n"
+"  -t, --threads N     concurrent client threads (default 1000), each with\n"
+"                      one connection at a time; with --connections: the\n"
+"                      threads that share them (default: one per CPU bench\n"
+"                      may use)\n"
+"  -c, --connections N the event engine: N connections, each kept for the\n"
+"                      whole run, driven from one epoll set per thread, so\n"
+"                      the client's CPU per message does not grow with N.\n"
+"                      Needs --duration; closed loop (one message out per\n"
+"                      connection) unless --rate; the raw file's thread\n"
+"                      column holds the connection\n"
 "  -r, --rounds N      rounds per thread (default 10)\n"
 "  -m, --messages N    messages per connection (default 1: every round is\n"
 "                      connect, send, receive, close; more keeps the\n"
@@ -98,9 +109,14 @@ static void usage(FILE *f)
 "                      ones; the messages sent in them are neither written\n"
 "                      nor counted, only their number (default 0)\n"
 "  -R, --rate N        open loop, with --duration: N messages a second in\n"
-"                      total, spread evenly over the threads; each response\n"
-"                      time counts from the message's intended send time,\n"
-"                      so a stalled server cannot hide its stall\n"
+"                      total, spread evenly over the threads (connections);\n"
+"                      each response time counts from the message's intended\n"
+"                      send time, so a stalled server cannot hide its stall\n"
+"      --arrivals KIND with --connections and --rate: poisson (default;\n"
+"                      exponential gaps, each connection a Poisson process\n"
+"                      of rate N/connections) or uniform (even gaps)\n"
+"      --seed N        the Poisson arrivals' seed (default: random; the raw\n"
+"                      file records it, so a run can be drawn again)\n"
 "  -s, --size BYTES    message size (default 64)\n"
 "  -H, --host ADDR     server address (default 127.0.0.1)\n"
 "  -p, --port N        server port (default 12345)\n"
@@ -194,6 +210,7 @@ static cpu_set_t server_set, client_set;
 static const char *server_cpus_from = "all";
 static char server_list[256], client_list[256], cpu_scope[8];
 static bool cpus_all;		/* --cpus all */
+static bool threads_set;	/* --threads given */
 
 /*
  * Without --server-cpus: where run.sh placed the server (its state, the
@@ -278,7 +295,10 @@ static void parse_args(int argc, char **argv)
 		{ "rate",     required_argument, NULL, 'R' },
 		{ "sched",    required_argument, NULL, 'P' },
 		{ "cpus",     required_argument, NULL, 'C' },
-		{ "server-cpus", required_argument, NULL, 'c' },
+		{ "server-cpus", required_argument, NULL, 'U' },
+		{ "connections", required_argument, NULL, 'c' },
+		{ "arrivals", required_argument, NULL, 'a' },
+		{ "seed",     required_argument, NULL, 'e' },
 		{ "warmup",   required_argument, NULL, 'W' },
 		{ "size",     required_argument, NULL, 's' },
 		{ "host",     required_argument, NULL, 'H' },
@@ -294,15 +314,35 @@ static void parse_args(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	bool rounds_set = false, messages_set = false, summarize_mode = false;
+	bool arrivals_set = false, seed_set = false;
 	const char *metric = NULL;
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:r:m:d:R:s:H:p:o:l:T:qh",
+	while ((c = getopt_long(argc, argv, ":t:c:r:m:d:R:s:H:p:o:l:T:qh",
 				longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			cfg.threads = parse_num("--threads", optarg, 1, 100000);
+			threads_set = true;
+			break;
+		case 'c':
+			cfg.connections = parse_num("--connections", optarg, 1,
+						    1000000);
+			break;
+		case 'a':
+			if (!strcmp(optarg, "poisson"))
+				cfg.poisson = true;
+			else if (!strcmp(optarg, "uniform"))
+				cfg.poisson = false;
+			else
+				usage_error("--arrivals: '%s' is not poisson or uniform",
+					    optarg);
+			arrivals_set = true;
+			break;
+		case 'e':
+			cfg.seed = parse_num("--seed", optarg, 0, ULONG_MAX);
+			cfg.seed_given = seed_set = true;
 			break;
 		case 'r':
 			cfg.rounds = parse_num("--rounds", optarg, 1, 100000000);
@@ -336,7 +376,7 @@ static void parse_args(int argc, char **argv)
 			cfg.cpus = optarg;
 			client_set = cpus;
 			break;
-		case 'c':
+		case 'U':
 			parse_cpus("--server-cpus", optarg, &server_set);
 			server_cpus_set = true;
 			break;
@@ -418,9 +458,24 @@ static void parse_args(int argc, char **argv)
 		usage_error("--warmup needs --duration: the warm-up comes before a timed run, e.g. --warmup 1 -d 5");
 	if (cfg.rate && !cfg.duration)
 		usage_error("--rate needs --duration: an open-loop run is timed, e.g. -R 5000 -d 10");
-	if (cfg.rate && cfg.rate > cfg.threads * 1000000ULL)
-		usage_error("--rate %u over %u threads is more than one message per microsecond each",
-			    cfg.rate, cfg.threads);
+	if (cfg.connections) {
+		if (!cfg.duration)
+			usage_error("--connections needs --duration: the event engine runs timed, e.g. -c 1000 -R 50000 -d 10");
+		if (messages_set)
+			usage_error("--connections keeps every connection for the whole run: it takes no --messages");
+		if (threads_set && cfg.threads > cfg.connections)
+			usage_error("--threads %u is more than --connections %u: each thread needs a connection",
+				    cfg.threads, cfg.connections);
+	} else if (arrivals_set || seed_set) {
+		usage_error("--arrivals and --seed shape the event engine's open loop: give --connections and --rate");
+	}
+	if ((arrivals_set || seed_set) && !cfg.rate)
+		usage_error("--arrivals and --seed need --rate: a closed loop has no arrivals to draw");
+	if (cfg.rate && cfg.rate > (cfg.connections ? cfg.connections :
+				    cfg.threads) * 1000000ULL)
+		usage_error("--rate %u over %u %s is more than one message per microsecond each",
+			    cfg.rate, cfg.connections ? cfg.connections : cfg.threads,
+			    cfg.connections ? "connections" : "threads");
 	if (server_cpus_set)
 		server_cpus_from = "flag";
 	if (cfg.duration) {
@@ -481,16 +536,37 @@ static void default_label(void)
 		strcpy(cfg.label, "unknown");
 }
 
+/*
+ * The event engine: by default a thread for each CPU bench may use (at
+ * most one per connection); its arrivals drawn from a seed that the
+ * metadata records, random unless --seed gives one.
+ */
+static void choose_event_threads(void)
+{
+	if (!threads_set) {
+		cfg.threads = (unsigned int)CPU_COUNT(&client_set);
+		if (!cfg.threads)
+			cfg.threads = 1;
+		if (cfg.threads > cfg.connections)
+			cfg.threads = cfg.connections;
+	}
+	if (!cfg.seed_given &&
+	    getrandom(&cfg.seed, sizeof(cfg.seed), 0) != sizeof(cfg.seed))
+		cfg.seed = now_ns();
+}
+
 static void raise_nofile(struct rlimit *rl)
 {
-	uint64_t need = (uint64_t)cfg.threads + FD_RESERVE;
+	unsigned int sockets = cfg.connections ? cfg.connections : cfg.threads;
+	uint64_t need = (uint64_t)sockets + FD_RESERVE;
 
 	if (env_raise_nofile(need, rl))
 		return;
 	fprintf(stderr,
-		"%s: --threads %u needs %llu open files, but RLIMIT_NOFILE allows %llu (hard limit %llu).\n"
-		"Use fewer threads, or raise the hard limit as root (ulimit -Hn, /etc/security/limits.conf).\n",
-		prog, cfg.threads, (unsigned long long)need,
+		"%s: %s %u needs %llu open files, but RLIMIT_NOFILE allows %llu (hard limit %llu).\n"
+		"Use fewer, or raise the hard limit as root (ulimit -Hn, /etc/security/limits.conf).\n",
+		prog, cfg.connections ? "--connections" : "--threads", sockets,
+		(unsigned long long)need,
 		(unsigned long long)rl->rlim_cur,
 		(unsigned long long)rl->rlim_max);
 	exit(2);
@@ -577,6 +653,14 @@ static void write_metadata(int fd, const struct rlimit *rl)
 		cfg.host, cfg.port, cfg.timeout_ms);
 	dprintf(fd, "# loop=%s\n# rate=%u\n", cfg.rate ? "open" : "closed",
 		cfg.rate);
+	/* The event engine: the thread column holds the connection. */
+	dprintf(fd, "# engine=%s\n# connections=%u\n",
+		cfg.connections ? "event" : "thread",
+		cfg.connections ? cfg.connections : cfg.threads);
+	if (cfg.connections && cfg.rate)
+		dprintf(fd, "# arrivals=%s\n# seed=%llu\n",
+			cfg.poisson ? "poisson" : "uniform",
+			(unsigned long long)cfg.seed);
 	dprintf(fd, "# sched=%s\n", cfg.sched_idle ? "idle" : "normal");
 	dprintf(fd, "# cpus=%s\n", cfg.cpus ? cfg.cpus : "all");
 	dprintf(fd, "# warmup_s=%u\n", cfg.warmup);
@@ -892,8 +976,10 @@ int main(int argc, char **argv)
 	parse_args(argc, argv);
 	resolve_server();
 	default_label();
-	raise_nofile(&rl);
 	place_cpus();
+	if (cfg.connections)
+		choose_event_threads();
+	raise_nofile(&rl);
 
 	hdr_len = cfg.size < sizeof(struct msg_header) ?
 		  cfg.size : sizeof(struct msg_header);
@@ -982,6 +1068,11 @@ int main(int argc, char **argv)
 			first_sent = w[i].first_sent_ns;
 		if (w[i].last_done_ns > last_done)
 			last_done = w[i].last_done_ns;
+		if (w[i].setup_errno) {
+			fprintf(stderr, "%s: load thread %u could not set up its connections: %s\n",
+				prog, i, strerror(w[i].setup_errno));
+			failed++;
+		}
 		if (w[i].write_errno && !cfg.quiet)
 			fprintf(stderr, "%s: writing '%s': %s\n", prog, path,
 				strerror(w[i].write_errno));

@@ -106,14 +106,14 @@ static void flush_rows(struct worker *w)
 	w->out_len = 0;
 }
 
-static void record(struct worker *w, unsigned int round, uint64_t connect_ns,
-		   const struct times_ns *t, enum status st)
+void load_record(struct worker *w, unsigned int id, unsigned int round,
+		 uint64_t connect_ns, const struct times_ns *t, enum status st)
 {
 	static const struct times_ns none = {
 		NO_TIME, NO_TIME, NO_TIME, NO_TIME, NO_TIME
 	};
 	struct raw_sample row = {
-		.thread = w->id,
+		.thread = id,
 		.round = round,
 		.connect_ns = connect_ns,
 	};
@@ -155,7 +155,7 @@ static void record(struct worker *w, unsigned int round, uint64_t connect_ns,
 
 /* ---- one connection, one message -------------------------------------- */
 
-static enum status errno_status(int err)
+enum status load_errno_status(int err)
 {
 	switch (err) {
 	case EAGAIN:
@@ -191,7 +191,7 @@ static enum status open_conn(struct worker *w, int *fdp,
 	*connect_ns = NO_TIME;
 	fd = socket(server_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return errno_status(errno);
+		return load_errno_status(errno);
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
 	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
 	    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
@@ -211,7 +211,7 @@ fail:
 	if (t0)
 		*connect_ns = now_ns() - t0;
 	close(fd);
-	return errno_status(err);
+	return load_errno_status(err);
 }
 
 /* Checks len received bytes that belong at offset off of the message. */
@@ -303,13 +303,13 @@ static enum status echo_interleaved(struct worker *w, int fd, size_t sent)
 		if (r < 0) {
 			if (errno == EINTR && !stopping())
 				continue;
-			return errno_status(errno);
+			return load_errno_status(errno);
 		}
 		if (sent < cfg.size && (pfd.revents & POLLOUT)) {
 			ssize_t n = send_from(w, fd, sent, MSG_DONTWAIT);
 
 			if (n < 0 && errno != EAGAIN)
-				return errno_status(errno);
+				return load_errno_status(errno);
 			if (n > 0)
 				sent += (size_t)n;
 		}
@@ -325,7 +325,7 @@ static enum status echo_interleaved(struct worker *w, int fd, size_t sent)
 			if (n < 0) {
 				if (errno == EAGAIN)
 					continue;
-				return errno_status(errno);
+				return load_errno_status(errno);
 			}
 			if (!echo_matches(w, got, w->rbuf, (size_t)n))
 				return ST_MISMATCH;
@@ -367,7 +367,7 @@ static enum status echo_once(struct worker *w, int fd, unsigned int round,
 	from = intended_ns && intended_ns < t0 ? intended_ns : t0;
 	n = send_from(w, fd, 0, MSG_DONTWAIT);
 	if (n < 0 && errno != EAGAIN) {
-		st = errno_status(errno);
+		st = load_errno_status(errno);
 		goto out;
 	}
 	if (n < (ssize_t)cfg.size) {
@@ -389,7 +389,7 @@ static enum status echo_once(struct worker *w, int fd, unsigned int round,
 		if (n < 0) {
 			if (errno == EINTR && !stopping())
 				continue;
-			st = errno_status(errno);
+			st = load_errno_status(errno);
 			break;
 		}
 		if (!echo_matches(w, got, w->rbuf, (size_t)n)) {
@@ -428,7 +428,7 @@ static void record_aborted(struct worker *w, unsigned int round,
 			   unsigned int from)
 {
 	for (; from < cfg.messages; from++)
-		record(w, round, NO_TIME, NULL, ST_ABORTED);
+		load_record(w, w->id, round, NO_TIME, NULL, ST_ABORTED);
 }
 
 /* Opens round's connection; a failure is recorded as the round's first
@@ -439,7 +439,7 @@ static enum status open_round(struct worker *w, unsigned int round, int *fd,
 	enum status st = open_conn(w, fd, connect_ns);
 
 	if (st != ST_OK && st != ST_INTERRUPTED)
-		record(w, round, *connect_ns, NULL, st);
+		load_record(w, w->id, round, *connect_ns, NULL, st);
 	return st;
 }
 
@@ -465,7 +465,7 @@ static void run_rounds(struct worker *w)
 			st = echo_once(w, fd, round, msg, 0, &t);
 			if (st == ST_INTERRUPTED)
 				break;
-			record(w, round, msg ? NO_TIME : connect_ns, &t, st);
+			load_record(w, w->id, round, msg ? NO_TIME : connect_ns, &t, st);
 			if (st != ST_OK) {
 				record_aborted(w, round, msg + 1);
 				break;
@@ -533,7 +533,7 @@ static void run_duration(struct worker *w)
 				over = true;
 				break;
 			}
-			record(w, round, msg ? NO_TIME : connect_ns, &t, st);
+			load_record(w, w->id, round, msg ? NO_TIME : connect_ns, &t, st);
 			due += interval;
 			if (st != ST_OK)	/* a new connection */
 				break;
@@ -566,7 +566,9 @@ void *load_thread(void *arg)
 	if (gate > 0) {
 		w->have_cpu = env_thread_cpu(&w->cpu0);
 		w->begin_ns = now_ns();
-		if (cfg.duration)
+		if (cfg.connections)
+			load_run_event(w);
+		else if (cfg.duration)
 			run_duration(w);
 		else
 			run_rounds(w);

@@ -49,6 +49,10 @@ struct config {
 	unsigned int duration;		/* seconds measured; 0 = rounds mode */
 	unsigned int warmup;		/* seconds before them, not measured */
 	unsigned int rate;		/* messages/s in total; 0 = closed loop */
+	unsigned int connections;	/* event engine (event.c); 0 = a thread each */
+	bool poisson;			/* --arrivals: Poisson, else uniform */
+	uint64_t seed;			/* of the Poisson arrivals */
+	bool seed_given;		/* --seed; else a random one */
 	bool sched_idle;		/* load threads at SCHED_IDLE */
 	const char *cpus;		/* --cpus as given; NULL = every CPU */
 	size_t size;
@@ -103,6 +107,7 @@ struct worker {
 	uint64_t clock_steps;		/* stamps dropped: the clock stepped */
 	bool stamps_refused;		/* SO_TIMESTAMPING failed */
 	int sched_err;			/* SCHED_IDLE refused: its errno */
+	int setup_errno;		/* the event engine could not start */
 	struct env_cpu cpu0, cpu1;	/* scheduler statistics, start and end */
 	bool have_cpu;
 	uint64_t begin_ns, end_ns;	/* when this thread ran the load */
@@ -144,6 +149,17 @@ static inline bool stopping(void)
 {
 	return __atomic_load_n(&stop, __ATOMIC_RELAXED);
 }
+
+/* Records one sample of connection (the raw file's thread column) id:
+ * its row, and its times for the statistics. t NULL: never sent. */
+void load_record(struct worker *w, unsigned int id, unsigned int round,
+		 uint64_t connect_ns, const struct times_ns *t, enum status st);
+
+/* What a socket call's errno means for the sample. */
+enum status load_errno_status(int err);
+
+/* The event engine (event.c): this thread's share of --connections. */
+void load_run_event(struct worker *w);
 
 /* A client thread (pthread_create's start routine); arg: its worker. */
 void *load_thread(void *arg);

@@ -13,8 +13,10 @@
  * One row per sample (message). Times are microseconds with one decimal;
  * '-' where there is none.
  *
- *   thread      client thread, 0 .. threads-1
- *   round       connection number within that thread
+ *   thread      client thread, 0 .. threads-1; with the event engine
+ *               (engine=event, --connections): the connection's index,
+ *               0 .. connections-1
+ *   round       connection number within that thread (that index)
  *   connect_us  connect() time, on a connection's first message only
  *   rtt_us      send -> the whole echo returned by recv(): the response
  *               time as the client's thread saw it (client side)

@@ -71,7 +71,7 @@ Usage: sudo ./run.sh compare [--loopback | --vm] [--netem SPEC] [--bypass]
                              [--workload busy|pingpong|connect]
                              [--repeat N | --repeat MIN-MAX] [--precision PCT]
                              [--servers LABEL,...] [--cpus auto | none | LIST]
-                             [--sweep threads=1,10,100 | --sweep size=64,1024]
+                             [--sweep threads=1,10,100 | connections=10,1000 | size=64,1024]
                              [--out DIR] [BENCH-ARGS...]
 
 Measures every server this place can run alike: N repetitions, the servers
@@ -119,7 +119,9 @@ What is measured:
   --cpus LIST    the server's CPUs; bench gets the others. auto (default):
                  the first half, rounded up; none: server and bench share
                  every CPU (then CPU per echo counts the client's too)
-  --sweep K=V,.. the whole comparison for each value of threads or size
+  --sweep K=V,.. the whole comparison for each value of threads, size or
+                 connections (bench's event engine: give BENCH-ARGS
+                 without -t, e.g. -d 5 --warmup 1, or -R 20000 -d 5)
   --out DIR      results directory (default results/DATE-PLACEMENT)
   --summarize DIR  write DIR's summary.md again from its raw files and
                  meta.txt (after results/thin.sh, say); nothing is run
@@ -184,8 +186,8 @@ compare_parse_args() {
 			shift
 			;;
 		--sweep)
-			[[ ${2:-} =~ ^(threads|size)=[0-9]+(,[0-9]+)*$ ]] ||
-				usage_error "--sweep takes threads=N,N,... or size=N,N,..."
+			[[ ${2:-} =~ ^(threads|connections|size)=[0-9]+(,[0-9]+)*$ ]] ||
+				usage_error "--sweep takes threads=N,N,..., connections=N,N,... or size=N,N,..."
 			SWEEP_KEY=${2%%=*}
 			IFS=, read -ra SWEEP_VALUES <<<"${2#*=}"
 			shift
@@ -601,14 +603,16 @@ write_meta() {
 # How bench's load threads ran, from its flags (bench's defaults: closed
 # loop, SCHED_IDLE).
 client_mode() {
-	local loop=closed-loop sched="SCHED_IDLE" i
+	local loop=closed-loop sched="SCHED_IDLE" engine='' i
+	[[ $SWEEP_KEY != connections ]] || engine=", event engine (bench --connections)"
 	for ((i = 0; i < ${#BENCH_ARGS[@]}; i++)); do
 		case ${BENCH_ARGS[i]} in
 		-R | --rate) loop="open-loop at ${BENCH_ARGS[i + 1]:-?} req/s" ;;
+		-c | --connections) engine=", event engine (bench --connections)" ;;
 		--sched) [[ ${BENCH_ARGS[i + 1]:-} != normal ]] || sched="normal priority" ;;
 		esac
 	done
-	echo "$loop, load threads at $sched"
+	echo "$loop$engine, load threads at $sched"
 }
 
 # run_files LABEL SWEEP-VALUE: its raw files, one per run.

@@ -18,7 +18,7 @@ expect_usage() {
 	like "${out%%$'\n'*}" "^bench: $why" "bench-args/$name: says why"
 }
 
-plan 44
+plan 61
 
 expect_usage unknown-flag "unknown option '--no-such-flag'" --no-such-flag
 expect_usage zero-threads "--threads: 0 is out of range" -t 0
@@ -39,17 +39,32 @@ expect_usage warmup-out-of-range "--warmup: 90000 is out of range" -d 2 --warmup
 expect_usage bad-server-cpus "--server-cpus: '0-x' is not a CPU list" --server-cpus 0-x
 expect_usage absent-server-cpu "--server-cpus 1000: none of these CPUs is online" --server-cpus 1000
 expect_usage server-cpus-missing-value "option '--server-cpus' needs a value" --server-cpus
+expect_usage connections-without-duration "--connections needs --duration" -c 10
+expect_usage connections-with-messages "--connections keeps every connection" -c 10 -d 1 -m 5
+expect_usage more-threads-than-connections "--threads 4 is more than --connections 2" -c 2 -t 4 -d 1
+expect_usage bad-arrivals "--arrivals: 'bursty' is not poisson or uniform" -c 10 -d 1 -R 100 --arrivals bursty
+expect_usage arrivals-without-rate "--arrivals and --seed need --rate" -c 10 -d 1 --arrivals uniform
+expect_usage seed-without-connections "--arrivals and --seed shape the event engine" -t 10 -d 1 -R 100 --seed 3
+expect_usage rate-over-connections "--rate 3000000 over 2 connections" -c 2 -d 1 -R 3000000
 
 out=$("$BENCH" --help)
 is $? 0 "bench-args/help: exit 0"
 like "$out" "--threads.*--rounds.*--messages.*--duration.*--warmup.*--rate.*--size.*--host.*--port.*--output.*--label.*--timeout.*--sched.*--cpus.*--server-cpus.*--quiet" \
 	"bench-args/help: lists every flag"
+like "$out" "--connections.*--arrivals.*--seed" \
+	"bench-args/help: lists the event engine's flags"
 
 # More threads than RLIMIT_NOFILE allows: refused before anything starts.
 out=$(ulimit -n 100 && "$BENCH" -t 500 -o /dev/null 2>&1)
 rc=$?
 is "$rc" 2 "bench-args/too-many-threads: exit 2"
 like "$out" "needs [0-9]+ open files.*RLIMIT_NOFILE" "bench-args/too-many-threads: names the limit"
+
+# The event engine needs a descriptor per connection, not per thread.
+out=$(ulimit -n 100 && "$BENCH" -c 500 -d 1 -o /dev/null 2>&1)
+rc=$?
+is "$rc" 2 "bench-args/too-many-connections: exit 2"
+like "$out" "--connections 500 needs [0-9]+ open files" "bench-args/too-many-connections: names the flag and the limit"
 
 # Nothing listening: every sample fails (refused), exit 1, no hang.
 port=$SPARE_PORT

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# bench's event engine (--connections): many connections per thread, closed
+# or open loop; the open loop holds its rate, shows a stalled server in
+# full, and draws Poisson arrivals (a goodness-of-fit test, which uniform
+# arrivals must fail); every echo is checked, a failing server is counted,
+# and the raw file says what ran.
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+root_or_bail_out
+
+runs=$(mktemp -d)
+export ECHOLAB_RUNS_DIR=$runs
+# shellcheck disable=SC2317 # the EXIT trap
+cleanup() {
+	stop_all
+	rm -rf "$runs"
+}
+trap cleanup EXIT
+
+# column FILE NAME: one column of the ok rows, by the columns line's names.
+column() {
+	awk -F'\t' -v want="$2" '/^# columns=/ { sub(/^# columns=/, ""); n = split($0, c, "\t")
+			for (i = 1; i <= n; i++) if (c[i] == want) k = i; next }
+		/^#/ { next }
+		$NF == "ok" { print $k }' "$1"
+}
+
+# ks_exponential FILE RATE: 'D n critical' of the Kolmogorov-Smirnov test
+# of the gaps between the intended send times (sent_us - lag_us) against
+# the exponential of RATE a second; status 0 when D is under the critical
+# value at the 1% level (1.628 / sqrt(n)).
+ks_exponential() {
+	awk -F'\t' '/^# columns=/ { sub(/^# columns=/, ""); n = split($0, c, "\t")
+			for (i = 1; i <= n; i++) col[c[i]] = i; next }
+		/^#/ { next }
+		$col["sent_us"] != "-" && $col["lag_us"] != "-" {
+			printf "%.1f\n", $col["sent_us"] - $col["lag_us"] }' "$1" |
+		sort -n |
+		awk 'NR > 1 { print $1 - prev } { prev = $1 }' |
+		sort -g |
+		awk -v rate="$2" '{ x[NR] = $1 }
+			END {
+				n = NR; d = 0
+				for (i = 1; i <= n; i++) {
+					f = 1 - exp(-x[i] * rate / 1e6)
+					if (i / n - f > d) d = i / n - f
+					if (f - (i - 1) / n > d) d = f - (i - 1) / n
+				}
+				crit = 1.628 / sqrt(n)
+				printf "%.4f %d %.4f\n", d, n, crit
+				exit !(n > 100 && d < crit)
+			}'
+}
+
+plan 28
+
+"$RUN" user >/dev/null
+ok $? "setup: user started"
+
+# ---- closed loop ------------------------------------------------------------------
+
+raw=$runs/closed.tsv
+out=$(bounded 30 "$BENCH" -p "$PORT" -c 200 -d 2 -q -o "$raw")
+ok $? "closed/-c 200 -d 2: exit 0"
+is "$(field "$out" failed)" 0 "closed: failed=0"
+(($(field "$out" ok) > 1000))
+ok $? "closed: over 1000 echoes in 2 s"
+diag "closed: $(field "$out" ok) echoes, $(field "$out" rps) req/s, client CPU $(field "$out" client_cpu_us_per_echo) us per echo"
+is "$(column "$raw" thread | sort -un | awk 'NR == 1 { lo = $1 } { hi = $1; n++ } END { print n, lo, hi }')" "200 0 199" \
+	"closed: the thread column holds the connection: all 200, 0..199"
+is "$(column "$raw" lag_us | sort -u)" "-" "closed: no lag in a closed loop"
+is "$(sed -n 's/^# engine=//p; s/^# connections=//p' "$raw" | tr '\n' ' ')" "event 200 " \
+	"closed: the raw file says engine=event, connections=200"
+is "$(sed -n 's/^# threads=//p' "$raw")" 1 "closed: one load thread for bench's one CPU"
+# Each connection's rounds stay 0: a connection is kept for the whole run.
+is "$(column "$raw" round | sort -u)" 0 "closed: every connection kept for the run (round 0)"
+
+# Messages larger than the socket buffers: sent and echoed in step.
+out=$(bounded 60 "$BENCH" -p "$PORT" -c 4 -d 1 -s 1048576 -q -o "$runs/big.tsv")
+ok $? "closed/1 MiB messages on 4 connections: exit 0"
+(($(field "$out" ok) >= 4 && $(field "$out" failed) == 0))
+ok $? "closed/1 MiB: every echo whole and exact"
+diag "closed/1 MiB: $(field "$out" ok) echoes"
+
+# ---- open loop: the rate held ---------------------------------------------------------
+
+raw=$runs/rate.tsv
+out=$(bounded 60 "$BENCH" -p "$PORT" -c 1000 -R 50000 -d 3 --warmup 1 -q -o "$raw")
+ok $? "rate/-c 1000 -R 50000: exit 0"
+is "$(field "$out" failed)" 0 "rate: failed=0"
+rps=$(field "$out" rps)
+awk -v r="$rps" 'BEGIN { exit !(r >= 49000 && r <= 51000) }'
+ok $? "rate: 50,000 msg/s offered over 1000 connections, achieved within 2%"
+diag "rate: $rps msg/s achieved; client CPU $(field "$out" client_cpu_us_per_echo) us per message, server $(field "$out" server_cpu_us_per_echo) us per echo"
+is "$(sed -n 's/^# arrivals=//p' "$raw")" poisson "rate: the raw file says arrivals=poisson"
+like "$(sed -n 's/^# seed=//p' "$raw")" '^[0-9]+$' "rate: the raw file records the seed"
+
+# ---- open loop: Poisson arrivals ------------------------------------------------------
+
+raw=$runs/poisson.tsv
+bounded 30 "$BENCH" -p "$PORT" -c 100 -R 2000 -d 3 --seed 7 -q -o "$raw" >/dev/null
+ok $? "poisson/-R 2000 --seed 7: exit 0"
+ks=$(ks_exponential "$raw" 2000)
+ok $? "poisson: the gaps pass Kolmogorov-Smirnov against the exponential at 1%"
+diag "poisson: D n critical = $ks"
+# The test can fail: even gaps are not exponential.
+bounded 30 "$BENCH" -p "$PORT" -c 100 -R 2000 -d 3 --arrivals uniform -q -o "$runs/uniform.tsv" >/dev/null
+ok $? "poisson/--arrivals uniform: exit 0"
+ks=$(ks_exponential "$runs/uniform.tsv" 2000)
+ok $((!$?)) "poisson: uniform gaps fail the same test"
+diag "uniform: D n critical = $ks"
+# The seed draws the schedule: the same seed, the same intended times.
+bounded 30 "$BENCH" -p "$PORT" -c 100 -R 2000 -d 1 --seed 7 -q -o "$runs/seed-a.tsv" >/dev/null
+bounded 30 "$BENCH" -p "$PORT" -c 100 -R 2000 -d 1 --seed 7 -q -o "$runs/seed-b.tsv" >/dev/null
+intended() {
+	awk -F'\t' '!/^#/ && $NF == "ok" { printf "%s %s %.0f\n", $1, $2, ($7 - $6) / 100 }' "$1" | sort | head -n 500
+}
+a=$(intended "$runs/seed-a.tsv")
+b=$(intended "$runs/seed-b.tsv")
+[[ -n $a && $a == "$b" ]]
+ok $? "poisson/--seed: one seed, one schedule (500 intended times to 0.1 ms)"
+bounded 30 "$BENCH" -p "$PORT" -c 100 -R 2000 -d 1 --seed 8 -q -o "$runs/seed-c.tsv" >/dev/null
+[[ $(intended "$runs/seed-c.tsv") != "$a" ]]
+ok $? "poisson/--seed: another seed, another schedule"
+
+# ---- open loop: a stalled server shows in full ------------------------------------------
+
+# SIGSTOP 0.8 s into a 2 s run at 10,000 msg/s: every message due in the
+# stall waits for its end, each timed from when it was due. The worst 0.1%
+# are the 20 messages due in the stall's first 2 ms, which wait the stall
+# less up to 2 ms: stopped for 310 ms, the p99.9 must be at least 300 ms.
+pid=$(server_pid)
+(sleep 0.8; kill -STOP "$pid"; sleep 0.31; kill -CONT "$pid") &
+out=$(bounded 30 "$BENCH" -p "$PORT" -c 1000 -R 10000 -d 2 -q -o "$runs/stall.tsv")
+wait
+p999=$(field "$out" p999_us)
+awk -v v="$p999" 'BEGIN { exit !(v >= 300000) }'
+ok $? "stall: a 310 ms SIGSTOP shows at least 300 ms in the open loop's p99.9"
+diag "stall: p99.9 $p999 us, max $(field "$out" max_us) us, failed $(field "$out" failed)"
+
+# ---- a server that goes away -------------------------------------------------------------
+
+(sleep 1; kill -9 "$pid") &
+start=$(date +%s)
+out=$(bounded 30 "$BENCH" -p "$PORT" -c 100 -R 5000 -d 3 -T 1000 -q -o "$runs/killed.tsv")
+status=$?
+wait
+is "$status" 1 "killed: bench exits 1 when the server dies mid-run"
+(($(field "$out" failed) > 0 && $(field "$out" ok) > 0))
+ok $? "killed: the echoes before are ok, the ones after counted as failed"
+(($(date +%s) - start <= 10))
+ok $? "killed: bench ends within the run and its timeout (<= 10 s)"
+diag "killed: ok $(field "$out" ok), failed $(field "$out" failed), statuses $(awk -F'\t' '!/^#/ { print $NF }' "$runs/killed.tsv" | sort | uniq -c | tr -s ' \n' ' ')"
+"$RUN" stop >/dev/null 2>&1
+
+out=$(bounded 30 "$BENCH" -p "$PORT" -c 10 -d 1 -q -o "$runs/none.tsv" 2>&1)
+is "$?" 1 "nothing listening: exit 1"
+is "$(awk -F'\t' '!/^#/ { print $NF }' "$runs/none.tsv" | sort -u | head -n1)" refused \
+	"nothing listening: the samples say refused"
+
+done_testing
