@@ -20,6 +20,8 @@
 #   cdf.png            response-time CDF, log axis
 #   scatter-NAME.png   thread id against response time, one per server
 #   sweep-latency.png, sweep-rps.png   when the files come from a --sweep
+#   curve.png, curve.tsv   latency against load, for compare --curve
+#                      (results/curve.sh)
 # A run bench found client-bound (the client held the requests back) is
 # named in every title. Nothing is run; the same server has the same place
 # and colour everywhere.
@@ -175,8 +177,12 @@ main() {
 	esac
 	kernel=$(meta "$first" kernel)
 	# A swept parameter is named with all its values, not the first file's.
-	local threads size key values f
+	local threads size key values f rate
+	rate=$(meta "$first" rate)
 	threads="$(meta "$first" threads) threads"
+	# bench's event engine: its connections, over a few threads.
+	[[ $(meta "$first" engine) != event ]] ||
+		threads="$(meta "$first" connections) connections on $(meta "$first" threads) event threads"
 	size="$(meta "$first" size) B"
 	key=$(meta "$first" sweep)
 	if [[ -n $key ]]; then
@@ -184,9 +190,12 @@ main() {
 			sort -nu | paste -sd, -)
 		[[ $key == threads ]] && threads="$values threads (swept)"
 		[[ $key == size ]] && size="$values B (swept)"
+		[[ $key == connections ]] && threads="$values connections (swept)"
+		[[ $key == rate ]] && rate="$values msg/s (swept)"
 	fi
 	local client="closed-loop client"
-	[[ $(meta "$first" loop) != open ]] || client="open-loop client, $(meta "$first" rate) req/s"
+	[[ $(meta "$first" loop) != open ]] || client="open-loop client, $rate"
+	[[ $(meta "$first" loop) != open || $rate == *swept* ]] || client="$client req/s"
 	case $(meta "$first" sched) in
 	idle) client="$client at SCHED_IDLE" ;;
 	normal) client="$client at normal priority" ;;
@@ -282,6 +291,11 @@ main() {
 	plot_sweep "$dir" "$tmp"
 	n=$((${#servers[@]} + 2))
 	! plot_cpu "$dir" || n=$((n + 1))
+	# compare --curve: latency against load (results/curve.sh).
+	if [[ -f $dir/meta.txt ]] && grep -q '^curve=' "$dir/meta.txt"; then
+		"$ROOT/results/curve.sh" --bound "$(sed -n 's/^curve=bound=//p' "$dir/meta.txt")" "$dir" >/dev/null &&
+			n=$((n + 1))
+	fi
 	echo "plots: $n PNG files in $dir ($metric: $what)"
 }
 
