@@ -47,6 +47,7 @@ COMPARE_BYPASS=0
 REPEAT=5		# --repeat MIN[-MAX]: at least REPEAT runs per server,
 REPEAT_MAX=15		# and up to REPEAT_MAX until CPU per echo is precise:
 PRECISION=2.5		# every server's 95% interval within +-PRECISION %
+REPEAT_SET=		# --repeat given
 ROUNDS=()		# per sweep value: the repetitions run, and why it stopped
 SWEEP_KEY=
 SWEEP_VALUES=()
@@ -60,6 +61,11 @@ CLIENT_CPUS=		# nothing when they share every CPU
 CLIENT_PLACE=()		# bench's --cpus
 GUEST_ARGS=()	# the command line minus --vm, for the compare in the guest
 VM=0
+CURVE=0			# --curve: latency against load
+BOUND=1000		# --bound: the knees' p99 bound, us
+# --curve: the offered loads, as fractions of the highest capacity probed.
+CURVE_POINTS="0.1 0.3 0.5 0.65 0.8 0.9 1.0 1.15"
+CURVE_ARGS="-c 1000 -d 3 --warmup 1"	# its bench arguments, by default
 
 # Set while running, for the interrupt handler.
 RUNNING=
@@ -68,7 +74,7 @@ NETNS_UP=
 compare_usage() {
 	cat <<EOF
 Usage: sudo ./run.sh compare [--loopback | --vm] [--netem SPEC] [--bypass]
-                             [--workload busy|pingpong|connect]
+                             [--workload busy|pingpong|connect | --curve [--bound US] [--points F,..]]
                              [--repeat N | --repeat MIN-MAX] [--precision PCT]
                              [--servers LABEL,...] [--cpus auto | none | LIST]
                              [--sweep threads=1,10,100 | connections=10,1000 | size=64,1024]
@@ -119,9 +125,18 @@ What is measured:
   --cpus LIST    the server's CPUs; bench gets the others. auto (default):
                  the first half, rounded up; none: server and bench share
                  every CPU (then CPU per echo counts the client's too)
-  --sweep K=V,.. the whole comparison for each value of threads, size or
-                 connections (bench's event engine: give BENCH-ARGS
-                 without -t, e.g. -d 5 --warmup 1, or -R 20000 -d 5)
+  --sweep K=V,.. the whole comparison for each value of threads, size,
+                 rate (-R) or connections (bench's event engine: give
+                 BENCH-ARGS without -t, e.g. -d 5 --warmup 1)
+  --curve        latency against load: each server's capacity from a
+                 closed-loop run, then open-loop points (Poisson) at 10%
+                 to 115% of the highest, --repeat 3 by default, bench
+                 $CURVE_ARGS unless BENCH-ARGS say otherwise (they need
+                 -c). Adds curve.png, curve.tsv and each server's knee
+                 to summary.md (results/curve.sh)
+  --bound US     the p99 bound of --curve's knees (default 1000)
+  --points F,..  --curve's offered loads as fractions of the capacity
+                 (default ${CURVE_POINTS// /,})
   --out DIR      results directory (default results/DATE-PLACEMENT)
   --summarize DIR  write DIR's summary.md again from its raw files and
                  meta.txt (after results/thin.sh, say); nothing is run
@@ -157,6 +172,20 @@ compare_parse_args() {
 			shift
 			;;
 		--bypass) COMPARE_BYPASS=1 ;;
+		--curve) CURVE=1 ;;
+		--points)
+			if ! [[ ${2:-} =~ ^[0-9]*\.?[0-9]+(,[0-9]*\.?[0-9]+)*$ ]] ||
+				! awk -v l="$2" 'BEGIN { n = split(l, p, ","); for (i = 1; i <= n; i++) if (p[i] <= 0 || p[i] > 10) exit 1 }'; then
+				usage_error "--points takes fractions of the capacity, e.g. 0.1,0.5,0.9,1.2"
+			fi
+			CURVE_POINTS=${2//,/ }
+			shift
+			;;
+		--bound)
+			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--bound needs the p99 bound in microseconds, e.g. 1000"
+			BOUND=$2
+			shift
+			;;
 		--workload)
 			[[ -n ${WORKLOADS[${2:-none}]:-} ]] ||
 				usage_error "--workload: '${2:-}' is none of ${!WORKLOADS[*]}"
@@ -174,6 +203,7 @@ compare_parse_args() {
 				usage_error "--repeat needs a positive number N, or a range MIN-MAX (5-15)"
 			REPEAT=${BASH_REMATCH[1]}
 			REPEAT_MAX=${BASH_REMATCH[3]:-$REPEAT}
+			REPEAT_SET=1
 			((REPEAT_MAX >= REPEAT)) || usage_error "--repeat $2: MAX is below MIN"
 			shift
 			;;
@@ -186,8 +216,8 @@ compare_parse_args() {
 			shift
 			;;
 		--sweep)
-			[[ ${2:-} =~ ^(threads|connections|size)=[0-9]+(,[0-9]+)*$ ]] ||
-				usage_error "--sweep takes threads=N,N,..., connections=N,N,... or size=N,N,..."
+			[[ ${2:-} =~ ^(threads|connections|size|rate)=[0-9]+(,[0-9]+)*$ ]] ||
+				usage_error "--sweep takes threads=N,N,..., connections=N,N,..., rate=N,N,... or size=N,N,..."
 			SWEEP_KEY=${2%%=*}
 			IFS=, read -ra SWEEP_VALUES <<<"${2#*=}"
 			shift
@@ -216,8 +246,21 @@ compare_parse_args() {
 	fi
 	[[ -z $NETEM || $PLACEMENT == two-machine ]] ||
 		usage_error "--netem shapes the veth between two namespaces; it does not go with --loopback"
+	if ((CURVE)); then
+		[[ -z $SWEEP_KEY ]] || usage_error "--curve sweeps the offered rate itself: drop --sweep"
+		[[ -z $WORKLOAD ]] || usage_error "--curve runs its own workload: drop --workload"
+		((COMPARE_BYPASS == 0)) || usage_error "--curve and --bypass: measure one at a time"
+		[[ " ${BENCH_ARGS[*]} " != *" -R "* && " ${BENCH_ARGS[*]} " != *" --rate "* ]] ||
+			usage_error "--curve chooses the rates: drop -R"
+		((${#BENCH_ARGS[@]})) || read -ra BENCH_ARGS <<<"$CURVE_ARGS"
+		[[ " ${BENCH_ARGS[*]} " == *" -c "* || " ${BENCH_ARGS[*]} " == *" --connections "* ]] ||
+			usage_error "--curve needs bench's event engine: give -c N in the bench arguments"
+		WORKLOAD=curve
+		[[ $REPEAT_SET ]] || { REPEAT=3; REPEAT_MAX=3; }
+	fi
 	if ((${#BENCH_ARGS[@]})); then
-		[[ -z $WORKLOAD ]] || usage_error "--workload $WORKLOAD and bench arguments '${BENCH_ARGS[*]}': give one or the other"
+		[[ -z $WORKLOAD || $WORKLOAD == curve ]] ||
+			usage_error "--workload $WORKLOAD and bench arguments '${BENCH_ARGS[*]}': give one or the other"
 	else
 		WORKLOAD=${WORKLOAD:-$DEFAULT_WORKLOAD}
 		read -ra BENCH_ARGS <<<"${WORKLOADS[$WORKLOAD]}"
@@ -413,6 +456,8 @@ run_one() {
 		-o /dev/null >/dev/null || say "warning: the warm-up against $label had failures"
 	if ((rep == 0)); then
 		bench_run "$label" /dev/null "${extra[@]}" -q >/dev/null
+	elif ((rep < 0)); then	# --curve's capacity probe: closed loop
+		bench_run "$label" /dev/null "${extra[@]}" -q | tee -a "$OUT/capacity.txt" | sed 's/^/    /'
 	else
 		bench_run "$label" "$OUT/$label$tag-$rep.tsv" --meta "repeat=$rep" "${extra[@]}" -q |
 			tee -a "$OUT/summaries.txt" | sed 's/^/    /'
@@ -468,6 +513,7 @@ measure_all() {
 	done
 	n=${#ok[@]}
 	((n)) || return 0
+	((CURVE == 0)) || probe_capacity "${ok[@]}"
 	total=$((n * REPEAT_MAX * ${#SWEEP_VALUES[@]}))
 	((total)) || total=$((n * REPEAT_MAX))
 	local upto=
@@ -527,6 +573,34 @@ measure_all() {
 		read -r label _ <<<"$e"
 		[[ -n ${failed[$label]:-} ]] || MEASURED+=("$label")
 	done
+}
+
+# probe_capacity ENTRY...: --curve: each server's capacity, a closed-loop
+# run of bench's arguments (no -R), then the offered rates: CURVE_POINTS
+# of the highest, rounded to 100 msg/s, one scale for every server so the
+# curves share their points. meta.txt gets the sweep it became.
+probe_capacity() {
+	local e label server args best
+	: >"$OUT/capacity.txt"
+	for e in "$@"; do
+		read -r label server args <<<"$e"
+		say "capacity: a closed-loop run of $label"
+		# shellcheck disable=SC2086 # args: zero or more start options
+		run_one "$label" "$server" -1 "" -- $args || true
+	done
+	best=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^rps=/) { v = substr($i, 5) + 0; if (v > m) m = v } }
+		END { print m + 0 }' "$OUT/capacity.txt")
+	((best > 0)) || die "--curve: no server carried any load in its capacity run ($OUT/capacity.txt)"
+	SWEEP_KEY=rate
+	mapfile -t SWEEP_VALUES < <(awk -v c="$best" -v pts="$CURVE_POINTS" 'BEGIN {
+		n = split(pts, p, " ")
+		for (i = 1; i <= n; i++) { r = int(c * p[i] / 100 + 0.5) * 100; print (r < 100 ? 100 : r) } }')
+	say "capacity: the most, $best msg/s; offered loads: ${SWEEP_VALUES[*]} msg/s"
+	{
+		echo "capacity=$best"
+		echo "sweep=rate=$(IFS=,; echo "${SWEEP_VALUES[*]}")"
+		echo "curve=bound=$BOUND"
+	} >>"$OUT/meta.txt"
 }
 
 # precise_enough SWEEP-VALUE ENTRY...: whether every server's CPU per echo
@@ -693,6 +767,21 @@ write_summary() {
 			for s in "${SKIPPED[@]}"; do echo "- $s"; done
 			echo
 		fi
+		if ((CURVE)); then
+			echo "## Latency against load: the knees"
+			echo
+			echo "Open loop, Poisson arrivals over the connections; each server's capacity"
+			echo "probed by a closed-loop run (capacity.txt), then the offered loads above as"
+			echo "fractions of the highest. The knee: the highest achieved load whose p99"
+			echo "(from each message's due time to the echo's arrival) stays under the bound,"
+			echo "before the first point over it; a client-limited point (bench's CPUs over"
+			echo "90% busy, marked +) ends a repetition's search and is never a knee."
+			echo "curve.png draws it; curve.tsv holds every point (results/curve.sh)."
+			echo
+			"$ROOT/results/curve.sh" --bound "$BOUND" --no-plot "$OUT" ||
+				echo "(results/curve.sh could not read these runs: its message is in compare's output)"
+			echo
+		fi
 		local dir=${OUT#"$ROOT"/results/}
 		[[ $dir != /* ]] || dir="this directory"	# the guest's /out
 		echo "Raw files: \`SERVER[-SWEEP]-RUN.tsv\`; redraw with \`make plots RESULTS=$dir\`,"
@@ -797,6 +886,11 @@ compare_resummarize() {
 	REPEAT=$(meta_of repeat)
 	REPEAT=${REPEAT%% *}
 	mapfile -t ROUNDS < <(sed -n 's/^runs=//p' "$OUT/meta.txt")
+	key=$(meta_of curve)
+	if [[ -n $key ]]; then
+		CURVE=1
+		BOUND=${key#bound=}
+	fi
 	key=$(meta_of sweep)
 	if [[ -n $key ]]; then
 		SWEEP_KEY=${key%%=*}
