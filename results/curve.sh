@@ -6,7 +6,8 @@
 #   curve.tsv   one row per run: server, offered and achieved msg/s, the
 #               p50/p99/p99.9 (us, from when each message was due), the
 #               server's and the client's CPU per echo, the client's CPUs'
-#               busy share, and whether the point is client-limited
+#               busy share, whether the point is client-limited, and the
+#               p99 of how late bench sent (lag_us: the client's part)
 #   curve.png   p99 (solid) and p50 (dashed) against achieved load, the
 #               medians of each point's repetitions, one colour per
 #               server, log latency axis; a client-limited point (any of
@@ -54,10 +55,21 @@ cpus_in() {
 	echo "$n"
 }
 
+# lag_p99 FILE: the p99 of lag_us, how late bench sent the messages
+# against their due times (the client's share of the latency; from the
+# rows kept, in a thinned file).
+lag_p99() {
+	gzip -dcf "$1" | awk -F'\t' '/^# columns=/ { sub(/^# columns=/, ""); n = split($0, c, "\t")
+			for (i = 1; i <= n; i++) if (c[i] == "lag_us") k = i; next }
+		/^#/ { next }
+		k && $NF == "ok" && $k != "-" { print $k }' | sort -g |
+		awk '{ v[NR] = $1 } END { k = int(NR * 0.99); if (k < 1) k = 1; if (NR) print v[k]; else print "-" }'
+}
+
 # table DIR: curve.tsv's rows, every raw file of a rate sweep.
 table() {
 	local f line label offered rep ncpu
-	echo -e "server\toffered\trep\tachieved\tp50_us\tp99_us\tp999_us\tserver_cpu_us\tclient_cpu_us\tclient_busy\tclient_limited\tmetric"
+	echo -e "server\toffered\trep\tachieved\tp50_us\tp99_us\tp999_us\tserver_cpu_us\tclient_cpu_us\tclient_busy\tclient_limited\tmetric\tlag_p99_us"
 	# The servers in their declared order (servers/*.sh), as compare's.
 	for f in "$1"/*-rate[0-9]*-[0-9]*.tsv{,.gz}; do
 		[[ -e $f ]] || continue
@@ -70,19 +82,28 @@ table() {
 		rep=${f##*-}
 		rep=${rep%%.*}
 		ncpu=$(cpus_in "$(meta "$f" client_cpus)")
+		# A thinned file: its percentiles from every row, as thin.sh
+		# recorded them (the rows kept are too few for a p99.9).
+		if [[ -n $(meta "$f" thinned) ]]; then
+			local key
+			for key in p50_us p99_us p999_us arrival_p50_us arrival_p99_us arrival_p999_us; do
+				line=$(sed "s/ $key=[^ ]*/ $key=$(meta "$f" "full_$key")/" <<<"$line")
+			done
+		fi
 		awk -v s="$label" -v o="$offered" -v r="$rep" -v n="$ncpu" -v lim="$CLIENT_LIMIT" \
 			-v rps="$(field "$line" rps)" -v an="$(field "$line" arrival_n)" -v ok="$(field "$line" ok)" \
 			-v a50="$(field "$line" arrival_p50_us)" -v a99="$(field "$line" arrival_p99_us)" \
 			-v a999="$(field "$line" arrival_p999_us)" \
 			-v r50="$(field "$line" p50_us)" -v r99="$(field "$line" p99_us)" -v r999="$(field "$line" p999_us)" \
 			-v sc="$(field "$line" server_cpu_us_per_echo)" -v cc="$(field "$line" client_cpu_us_per_echo)" \
-			-v cb="$(end_meta "$f" client_busy_s)" -v w="$(end_meta "$f" window_s)" '
+			-v cb="$(end_meta "$f" client_busy_s)" -v w="$(end_meta "$f" window_s)" \
+			-v lag="$(if [[ -n $(meta "$f" thinned) ]]; then meta "$f" full_lag_p99_us; else lag_p99 "$f"; fi)" '
 			BEGIN {
-				stamped = ok > 0 && an == ok
+				stamped = ok > 0 && an >= 0.99 * ok	# a few unstamped (a clock step) do not matter
 				busy = (cb ~ /^[0-9.]+$/ && w > 0 && n > 0) ? cb / w / n : -1
-				printf "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%.3f\t%d\t%s\n", s, o, r, rps,
+				printf "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%.3f\t%d\t%s\t%s\n", s, o, r, rps,
 					(stamped ? a50 : r50), (stamped ? a99 : r99), (stamped ? a999 : r999),
-					sc, cc, busy, (busy > lim), (stamped ? "arrival" : "rtt")
+					sc, cc, busy, (busy > lim), (stamped ? "arrival" : "rtt"), lag
 			}'
 	done
 }

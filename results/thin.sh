@@ -9,17 +9,37 @@
 # gzips it. bench --summarize and bench/judge read those counts: a thinned
 # file keeps its exact sample counts, request rate and CPU per echo (all
 # metadata); its percentiles come from the rows kept, a systematic sample
-# of 1 in K. summary.md, written from every row, stays as it was.
+# of 1 in K. summary.md, written from every row, stays as it was. The
+# run's exact p50/p99/p99.9 (both times) and lag p99 are recorded too
+# (full_p99_us, ...): results/curve.sh draws a thinned curve from them.
 set -euo pipefail
 
 usage() { sed -n '/^# thin.sh/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"; }
 
 # thin_file K FILE: FILE.gz with 1 in K ok rows; the original removed.
+# full_tails FILE: '# full_KEY=value' lines of the run's exact tail
+# percentiles (bench --summarize of every row) and its lag's p99, which
+# the rows kept could not give again: curve.sh reads them.
+full_tails() {
+	local line key lag
+	line=$("$BENCH" --summarize "$1" 2>/dev/null) || return 0
+	for key in p50_us p99_us p999_us arrival_p50_us arrival_p99_us arrival_p999_us; do
+		printf '# full_%s=%s\n' "$key" "$(sed -n "s/.* $key=\([^ ]*\).*/\1/p" <<<" $line")"
+	done
+	lag=$(gzip -dcf "$1" | awk -F'\t' '/^# columns=/ { sub(/^# columns=/, ""); n = split($0, c, "\t")
+			for (i = 1; i <= n; i++) if (c[i] == "lag_us") k = i; next }
+		/^#/ { next }
+		k && $NF == "ok" && $k != "-" { print $k }' | sort -g |
+		awk '{ v[NR] = $1 } END { k = int(NR * 0.99); if (k < 1) k = 1; if (NR) print v[k] }')
+	[[ -z $lag ]] || printf '# full_lag_p99_us=%s\n' "$lag"
+}
+
 thin_file() {
-	local k=$1 f=$2 plain tmp
+	local k=$1 f=$2 plain tmp tails
 	plain=${f%.gz}
 	tmp=$(mktemp "$plain.XXXXXX")
-	gzip -dcf "$f" | awk -F'\t' -v k="$k" -v name="$f" '
+	tails=$(full_tails "$f")
+	gzip -dcf "$f" | awk -F'\t' -v k="$k" -v name="$f" -v tails="$tails" '
 		# The first pass counts (the file is read twice), the second writes.
 		FNR == 1 { pass++ }
 		pass == 1 {
@@ -39,6 +59,7 @@ thin_file() {
 		/^# columns=/ {
 			printf "# thinned=%d\n# full_samples=%d\n# full_ok=%d\n# full_failed=%d\n# full_arrival_n=%d\n",
 				k, samples, ok, failed, arrival
+			if (tails != "") print tails
 			print; next
 		}
 		/^#/ { print; next }
@@ -49,6 +70,8 @@ thin_file() {
 	rm -f "$tmp"
 	[[ $f == "$plain.gz" ]] || rm -f "$f"
 }
+
+BENCH=$(cd "$(dirname "$0")/.." && pwd)/bench/bench
 
 main() {
 	local k=${1:-} d f
