@@ -87,6 +87,7 @@ table() {
 		if [[ -n $(meta "$f" thinned) ]]; then
 			local key
 			for key in p50_us p99_us p999_us arrival_p50_us arrival_p99_us arrival_p999_us; do
+				# shellcheck disable=SC2001 # a regex: the value it replaces is unknown
 				line=$(sed "s/ $key=[^ ]*/ $key=$(meta "$f" "full_$key")/" <<<"$line")
 			done
 		fi
