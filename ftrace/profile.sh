@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # profile.sh - where the server's CPU goes, per echo, from a sampling profile.
 #
-#   sudo ./ftrace/profile.sh [--out DIR] [--seconds N] [SERVER...]
+#   sudo ./ftrace/profile.sh [--out DIR] [--seconds N] [--bench ARGS] [SERVER...]
 #
 # For each SERVER (default: user and ebpf) it runs one measured compare run
 # in the default placement (two machines on one box: the server on CPU 0,
-# bench -t 50 in its own namespace on CPU 1) and, in the middle of it,
+# bench in its own namespace on CPU 1; --bench ARGS, default '-t 50': its
+# load, e.g. '-c 300' for the event engine) and, in the middle of it,
 # samples the server's CPUs with perf (cpu-clock, 997 Hz, call graphs) for
 # N seconds (default 6). Each sample is 1/997 s of one CPU, busy or idle,
 # so a share of the samples is a share of those CPUs' time; the run's echo
@@ -41,6 +42,8 @@ net-rx-softirq net_rx_action
 rps-ipi-send net_rps_send_ipi
 tcp-send tcp_sendmsg_locked
 tcp-receive tcp_v4_rcv
+epoll-wait do_epoll_wait
+io-uring-enter __do_sys_io_uring_enter
 idle-loop do_idle'
 
 # share REPORT SYMBOL: the children share (%) of SYMBOL in a perf report
@@ -58,7 +61,8 @@ profile() {
 	cpus=$(parse_cpus auto)
 	[[ -n $cpus ]] || die "profile.sh needs 2 CPUs or more: one for the server, one for bench"
 	ncpus=$(cpu_list_count "$cpus")
-	"$ROOT/run.sh" compare --servers "$s" --repeat 1 -t 50 -d $((SECONDS_SAMPLED + 10)) \
+	# shellcheck disable=SC2086 # LOAD: bench's arguments, split
+	"$ROOT/run.sh" compare --servers "$s" --repeat 1 $LOAD -d $((SECONDS_SAMPLED + 10)) \
 		--warmup 1 --out "$run" >"$tmp/$s.log" 2>&1 &
 	CPID=$!
 	# The measured run's raw file appears when its bench starts (the
@@ -136,12 +140,19 @@ main() {
 	local s servers=()
 	out=
 	SECONDS_SAMPLED=6
+	LOAD="-t 50"
 	while (($#)); do
 		case $1 in
 		--out) out=${2:?--out needs a directory}; shift ;;
 		--seconds)
 			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "profile.sh: --seconds needs a whole number of seconds" >&2; exit 2; }
 			SECONDS_SAMPLED=$2
+			shift
+			;;
+		--bench)
+			[[ -n ${2:-} && $2 != *-d* && $2 != *--warmup* ]] ||
+				{ echo "profile.sh: --bench needs bench's load arguments (e.g. '-c 300'); the duration is profile.sh's" >&2; exit 2; }
+			LOAD=$2
 			shift
 			;;
 		-h | --help) usage; exit 0 ;;
@@ -164,7 +175,7 @@ main() {
 	trap 'exit 130' INT TERM
 	make_tmp
 	{
-		echo "# kernel=$(uname -r) where=native placement=two-machine bench=-t 50 sampled_s=$SECONDS_SAMPLED freq_hz=$FREQ method=perf-record-cpu-clock"
+		echo "# kernel=$(uname -r) where=native placement=two-machine bench=$LOAD sampled_s=$SECONDS_SAMPLED freq_hz=$FREQ method=perf-record-cpu-clock"
 		echo "# process: exclusive shares of the server's CPUs' samples (sum 100%); path: inclusive (a sample counts for every function on its stack: they overlap)"
 		printf 'server\tkind\twhat\tshare_pct\tus_per_echo\n'
 		for s in "${servers[@]}"; do

@@ -184,6 +184,9 @@ if case_selected profile; then
 	diag "profile/refused: status $rc: $(grep refused <<<"$out")"
 	out=$(bounded 10 "$FT/profile.sh" --seconds x 2>&1)
 	is $? 2 "profile/usage: --seconds x exits 2"
+	out=$(bounded 10 "$FT/profile.sh" --bench "-c 300 -d 5" 2>&1)
+	[[ $? == 2 && $out == *"the duration is profile.sh's"* ]]
+	ok $? "profile/usage: --bench with its own -d exits 2 and says why"
 	out=$(PERF=/nonexistent/perf bounded 10 "$FT/profile.sh" --out "$OUT/none" user 2>&1)
 	[[ $? == 1 && $out == *"not installed"* ]]
 	ok $? "profile: no perf: says so, exit 1"
