@@ -314,7 +314,7 @@ static void parse_args(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	bool rounds_set = false, messages_set = false, summarize_mode = false;
-	bool arrivals_set = false, seed_set = false;
+	bool arrivals_set = false;
 	const char *metric = NULL;
 	int c;
 
@@ -328,7 +328,7 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'c':
 			cfg.connections = parse_num("--connections", optarg, 1,
-						    1000000);
+						    100000);
 			break;
 		case 'a':
 			if (!strcmp(optarg, "poisson"))
@@ -342,7 +342,7 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'e':
 			cfg.seed = parse_num("--seed", optarg, 0, ULONG_MAX);
-			cfg.seed_given = seed_set = true;
+			cfg.seed_given = true;
 			break;
 		case 'r':
 			cfg.rounds = parse_num("--rounds", optarg, 1, 100000000);
@@ -466,10 +466,10 @@ static void parse_args(int argc, char **argv)
 		if (threads_set && cfg.threads > cfg.connections)
 			usage_error("--threads %u is more than --connections %u: each thread needs a connection",
 				    cfg.threads, cfg.connections);
-	} else if (arrivals_set || seed_set) {
+	} else if (arrivals_set || cfg.seed_given) {
 		usage_error("--arrivals and --seed shape the event engine's open loop: give --connections and --rate");
 	}
-	if ((arrivals_set || seed_set) && !cfg.rate)
+	if ((arrivals_set || cfg.seed_given) && !cfg.rate)
 		usage_error("--arrivals and --seed need --rate: a closed loop has no arrivals to draw");
 	if (cfg.rate && cfg.rate > (cfg.connections ? cfg.connections :
 				    cfg.threads) * 1000000ULL)

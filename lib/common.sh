@@ -178,6 +178,17 @@ raw_cat() {
 	esac
 }
 
+# raw_lag_p99 FILE: the p99 of a raw file's lag_us (how late bench sent
+# its open-loop messages against their due times) over its ok rows, or
+# nothing when it has none.
+raw_lag_p99() {
+	raw_cat "$1" | awk -F'\t' '/^# columns=/ { sub(/^# columns=/, ""); n = split($0, c, "\t")
+			for (i = 1; i <= n; i++) if (c[i] == "lag_us") k = i; next }
+		/^#/ { next }
+		k && $NF == "ok" && $k != "-" { print $k }' | sort -g |
+		awk '{ v[NR] = $1 } END { k = int(NR * 0.99); if (k < 1) k = 1; if (NR) print v[k] }'
+}
+
 # ---- BPF objects -----------------------------------------------------------------
 
 # bpf_maps PID NAME...: the ids of the BPF maps of those names that process

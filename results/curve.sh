@@ -55,17 +55,6 @@ cpus_in() {
 	echo "$n"
 }
 
-# lag_p99 FILE: the p99 of lag_us, how late bench sent the messages
-# against their due times (the client's share of the latency; from the
-# rows kept, in a thinned file).
-lag_p99() {
-	gzip -dcf "$1" | awk -F'\t' '/^# columns=/ { sub(/^# columns=/, ""); n = split($0, c, "\t")
-			for (i = 1; i <= n; i++) if (c[i] == "lag_us") k = i; next }
-		/^#/ { next }
-		k && $NF == "ok" && $k != "-" { print $k }' | sort -g |
-		awk '{ v[NR] = $1 } END { k = int(NR * 0.99); if (k < 1) k = 1; if (NR) print v[k]; else print "-" }'
-}
-
 # table DIR: curve.tsv's rows, every raw file of a rate sweep.
 table() {
 	local f line label offered rep ncpu
@@ -98,7 +87,7 @@ table() {
 			-v r50="$(field "$line" p50_us)" -v r99="$(field "$line" p99_us)" -v r999="$(field "$line" p999_us)" \
 			-v sc="$(field "$line" server_cpu_us_per_echo)" -v cc="$(field "$line" client_cpu_us_per_echo)" \
 			-v cb="$(end_meta "$f" client_busy_s)" -v w="$(end_meta "$f" window_s)" \
-			-v lag="$(if [[ -n $(meta "$f" thinned) ]]; then meta "$f" full_lag_p99_us; else lag_p99 "$f"; fi)" '
+			-v lag="$(if [[ -n $(meta "$f" thinned) ]]; then meta "$f" full_lag_p99_us; else raw_lag_p99 "$f"; fi)" '
 			BEGIN {
 				stamped = ok > 0 && an >= 0.99 * ok	# a few unstamped (a clock step) do not matter
 				busy = (cb ~ /^[0-9.]+$/ && w > 0 && n > 0) ? cb / w / n : -1

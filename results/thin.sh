@@ -26,11 +26,7 @@ full_tails() {
 	for key in p50_us p99_us p999_us arrival_p50_us arrival_p99_us arrival_p999_us; do
 		printf '# full_%s=%s\n' "$key" "$(sed -n "s/.* $key=\([^ ]*\).*/\1/p" <<<" $line")"
 	done
-	lag=$(gzip -dcf "$1" | awk -F'\t' '/^# columns=/ { sub(/^# columns=/, ""); n = split($0, c, "\t")
-			for (i = 1; i <= n; i++) if (c[i] == "lag_us") k = i; next }
-		/^#/ { next }
-		k && $NF == "ok" && $k != "-" { print $k }' | sort -g |
-		awk '{ v[NR] = $1 } END { k = int(NR * 0.99); if (k < 1) k = 1; if (NR) print v[k] }')
+	lag=$(raw_lag_p99 "$1")
 	[[ -z $lag ]] || printf '# full_lag_p99_us=%s\n' "$lag"
 }
 
@@ -71,7 +67,9 @@ thin_file() {
 	[[ $f == "$plain.gz" ]] || rm -f "$f"
 }
 
-BENCH=$(cd "$(dirname "$0")/.." && pwd)/bench/bench
+# shellcheck source=lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+BENCH=$ECHOLAB_ROOT/bench/bench
 
 main() {
 	local k=${1:-} d f
