@@ -679,6 +679,10 @@ write_meta() {
 client_mode() {
 	local loop=closed-loop sched="SCHED_IDLE" engine='' i
 	[[ $SWEEP_KEY != connections ]] || engine=", event engine (bench --connections)"
+	# --curve and --sweep rate=: each run open loop at its swept rate.
+	if ((CURVE)) || [[ $SWEEP_KEY == rate ]]; then
+		loop="open-loop at the swept rates (bench -R), Poisson arrivals"
+	fi
 	for ((i = 0; i < ${#BENCH_ARGS[@]}; i++)); do
 		case ${BENCH_ARGS[i]} in
 		-R | --rate) loop="open-loop at ${BENCH_ARGS[i + 1]:-?} req/s" ;;
