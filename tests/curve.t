@@ -11,10 +11,10 @@ source "$(dirname "$0")/lib.sh"
 root_or_bail_out
 
 out_dir=$(mktemp -d)
-HOG=
+HOGS=()
 # shellcheck disable=SC2317 # the EXIT trap
 cleanup() {
-	[[ -z $HOG ]] || kill "$HOG" 2>/dev/null
+	((${#HOGS[@]} == 0)) || kill "${HOGS[@]}" 2>/dev/null
 	stop_all
 	rm -rf "$out_dir"
 }
@@ -97,16 +97,19 @@ is "$(grep -A4 'the knees' "$dir/summary.md" | head -n 3)" "$(grep -A4 'the knee
 
 # ---- the client-limited mark ------------------------------------------------------------
 
-# Something else keeps bench's CPU (1) busy: bench runs at SCHED_IDLE there
-# and gets next to nothing of it. Every point must be marked.
-taskset -c 1 bash -c 'while :; do :; done' &
-HOG=$!
+# Something else keeps bench's CPUs (all but 0) busy: bench runs at
+# SCHED_IDLE there and gets next to nothing of them. Every point must be
+# marked.
+for ((c = 1; c < $(nproc); c++)); do
+	taskset -c "$c" bash -c 'while :; do :; done' &
+	HOGS+=($!)
+done
 dir=$out_dir/hogged
 out=$(bounded 400 "$RUN" compare --curve --servers user --points 0.5,1.0 --repeat 1 \
 	--cpus 0 --out "$dir" -c 50 -d 1 -T 1000 2>&1)
-kill "$HOG"
-wait "$HOG" 2>/dev/null
-HOG=
+kill "${HOGS[@]}"
+wait "${HOGS[@]}" 2>/dev/null
+HOGS=()
 [[ -s $dir/curve.tsv ]]
 ok $? "hogged: curve.tsv written"
 [[ -s $dir/curve.tsv ]] || diag "$(tail -n 20 <<<"$out")"
