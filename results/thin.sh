@@ -12,6 +12,8 @@
 # of 1 in K. summary.md, written from every row, stays as it was. The
 # run's exact p50/p99/p99.9 (both times) and lag p99 are recorded too
 # (full_p99_us, ...): results/curve.sh draws a thinned curve from them.
+# A file thinned already is thinned again: 1 in K of the rows it kept
+# (thinned= multiplied by K), its full run's counts and tails as they were.
 set -euo pipefail
 
 usage() { sed -n '/^# thin.sh/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"; }
@@ -34,12 +36,18 @@ thin_file() {
 	local k=$1 f=$2 plain tmp tails
 	plain=${f%.gz}
 	tmp=$(mktemp "$plain.XXXXXX")
-	tails=$(full_tails "$f")
+	# A thinned file keeps the counts and tails of its full run: only
+	# its rows are thinned again.
+	if gzip -dcf "$f" | sed -n '/^#/!q; /^# thinned=/p' | grep -q .; then
+		tails=
+	else
+		tails=$(full_tails "$f")
+	fi
 	gzip -dcf "$f" | awk -F'\t' -v k="$k" -v name="$f" -v tails="$tails" '
 		# The first pass counts (the file is read twice), the second writes.
 		FNR == 1 { pass++ }
 		pass == 1 {
-			if (/^# thinned=/) { print "thin.sh: " name " is thinned already" > "/dev/stderr"; exit 1 }
+			if (/^# thinned=/) { before = substr($0, 11) + 0; next }
 			if (/^# columns=/) {
 				cols = substr($0, 11); n = split(cols, c, "\t")
 				for (i = 1; i <= n; i++) col[c[i]] = i
@@ -52,6 +60,8 @@ thin_file() {
 			if ($col["arrival_us"] != "-" && $col["arrival_us"] != "") arrival++
 			next
 		}
+		/^# thinned=/ { printf "# thinned=%d\n", before * k; next }
+		/^# columns=/ && before { print; next }
 		/^# columns=/ {
 			printf "# thinned=%d\n# full_samples=%d\n# full_ok=%d\n# full_failed=%d\n# full_arrival_n=%d\n",
 				k, samples, ok, failed, arrival

@@ -21,7 +21,7 @@ raw() {
 raw 1 60 >"$dir/a.tsv"
 raw 61 100 >"$dir/b.tsv"
 
-plan 37
+plan 39
 
 out=$("$BENCH" --summarize "$dir/a.tsv" "$dir/b.tsv")
 ok $? "summarize/exit 0"
@@ -155,7 +155,14 @@ is "$(gzip -dc "$dir/thin/user-1.tsv.gz" | grep -vc '^#')" 101 "summarize/thin: 
 is "$(field "$after" p50_us)" 491.0 "summarize/thin: percentiles from the rows kept"
 is "$("$JUDGE" "$dir/thin/user-1.tsv.gz" | grep -E 'figure=(rps|cpu) ')" "$jbefore" \
 	"summarize/thin: judge's rps and cpu as before thinning"
-out=$("$ROOT/results/thin.sh" 10 "$dir/thin" 2>&1)
-like "$?/$out" "^1/thin.sh: .*user-1.tsv.gz is thinned already" "summarize/thin: a second thinning is refused"
+# Thinned again: 1 in 10 of the rows kept, the full run's counts as they were.
+"$ROOT/results/thin.sh" 10 "$dir/thin" >/dev/null
+ok $? "summarize/thin: thinning a thinned file again exits 0"
+again=$("$BENCH" --summarize "$dir/thin/user-1.tsv.gz")
+is "$(gzip -dc "$dir/thin/user-1.tsv.gz" | sed -n 's/^# thinned=//p')/$(gzip -dc "$dir/thin/user-1.tsv.gz" | grep -vc '^#')" 100/11 \
+	"summarize/thin: thinned again, thinned=100 and 1 in 100 ok rows kept, and the failed one"
+is "$(field "$again" samples)/$(field "$again" ok)/$(field "$again" rps)/$(gzip -dc "$dir/thin/user-1.tsv.gz" | grep -c '^# full_samples=')" \
+	"$(field "$before" samples)/$(field "$before" ok)/$(field "$before" rps)/1" \
+	"summarize/thin: thinned again, the full run's counts kept once"
 
 done_testing
