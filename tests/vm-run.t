@@ -11,7 +11,7 @@ TMP=$(mktemp -d)
 export ECHOLAB_TW_MAX=1000000	# function, not timing
 trap 'rm -rf "$TMP"' EXIT
 
-plan 17
+plan 20
 # The release of the kernel the guest boots (ECHOLAB_KERNEL picks it).
 kver=$("$ROOT/vm/run-vm.sh" --print-kernel)
 diag "the guest's kernel: $kver"
@@ -53,5 +53,15 @@ is "$(summary_rows "$TMP/vm/summary.md" Server | cut -d' ' -f1 | tr '\n' ' ')" \
 	"$labels" "vm-compare: the server side (arrival_us) of every server"
 [[ $(head -c 8 "$TMP/vm/boxplot.png" 2>/dev/null | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]]
 ok $? "vm-compare: the host drew the box plot"
+
+# A guest whose kernel dies: run-vm.sh says so with the kernel's last
+# words and its own exit status (125), within seconds, not at --timeout
+# (tests/lib.sh's relay_from_guest reads that line to run a file again).
+start=$SECONDS
+out=$("$ROOT/vm/run-vm.sh" --timeout 120 -- sh -c 'echo c > /proc/sysrq-trigger; sleep 200' 2>&1)
+is "$?" 125 "vm-panic: run-vm.sh exits 125 when the guest's kernel dies"
+like "$out" "kernel\\|.*(Kernel panic|sysrq).*" "vm-panic: the kernel's last words are told"
+like "$out" "the guest ended without reporting an exit status" "vm-panic: run-vm.sh says the guest died"
+diag "vm-panic: $((SECONDS - start)) s"
 
 done_testing

@@ -33,7 +33,8 @@
 #
 # Environment: ECHOLAB_KERNEL (--kernel's default), VM_KERNEL (6.1's image;
 # default: the newest /boot/vmlinuz-6.1.0-*-amd64),
-# VM_SMP (2), VM_MEM (2G), VM_TOOLS (more host commands to copy in),
+# VM_SMP (2), VM_MEM (2G), VM_TCG_THREAD (multi: a host thread per vCPU;
+# single: one for all, about 1.4 x slower), VM_TOOLS (more host commands to copy in),
 # VM_APPEND (more kernel command line, e.g. slub_debug=FZP), VM_LOG_LINES
 # (60: how much of the kernel log a failure shows).
 #
@@ -382,7 +383,7 @@ run_qemu() {
 	((kernel_log)) && console="ttyS2 console=ttyS0"
 	# softlockup_panic: a CPU stuck in the kernel ends the guest in seconds,
 	# with the stack in the log, instead of running into --timeout.
-	local qemu=(qemu-system-x86_64 -accel tcg -cpu max
+	local qemu=(qemu-system-x86_64 -accel "tcg,thread=${VM_TCG_THREAD:-multi}" -cpu max
 		-smp "${VM_SMP:-2}" -m "${VM_MEM:-2G}"
 		-nographic -nodefaults -no-user-config -no-reboot
 		-bios qboot.rom
