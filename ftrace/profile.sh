@@ -3,28 +3,40 @@
 # profile.sh - where the server's CPU goes, per echo, from a sampling profile.
 #
 #   sudo ./ftrace/profile.sh [--out DIR] [--seconds N] [--bench ARGS] [SERVER...]
+#   sudo ./ftrace/profile.sh --running [--out DIR] [--seconds N] [--bench ARGS]
 #
 # For each SERVER (default: user and ebpf) it runs one measured compare run
 # in the default placement (two machines on one box: the server on CPU 0,
 # bench in its own namespace on CPU 1; --bench ARGS, default '-t 50': its
 # load, e.g. '-c 300' for the event engine) and, in the middle of it,
 # samples the server's CPUs with perf (cpu-clock, 997 Hz, call graphs) for
-# N seconds (default 6). Each sample is 1/997 s of one CPU, busy or idle,
-# so a share of the samples is a share of those CPUs' time; the run's echo
-# rate turns it into microseconds per echo. Printed and written to
-# DIR/profile.tsv (default: the newest results dir):
+# N seconds (default 6). With --running it profiles the server run.sh has
+# running instead (on the CPUs run.sh gave it), under a bench run of its
+# own on the others; with none running it says so and exits 1.
+#
+# Each sample is 1/997 s of one CPU, busy or idle, so a share of the
+# samples is a share of those CPUs' time; the run's echo rate turns it into
+# microseconds per echo. Printed and written to DIR/profile.tsv (default:
+# the newest results dir):
+#   - kinds, exclusive: each busy sample is one kind of work (TCP receive,
+#     TCP send, system-call entry and exit with the socket layer, epoll,
+#     io_uring, sockmap/psock and kworkers, the scheduler and wake-ups,
+#     copies, the server's own code: its user-space code or kecho's
+#     module, other), the first its call chain names from the leaf up
+#     (ftrace/kinds.awk); the kinds sum to 100% of the busy samples;
 #   - by process, exclusive (the shares sum to 100%): the server's own
 #     threads, kworkers, ksoftirqd, idle (swapper: the idle loop and the
 #     interrupts taken in it), other;
 #   - by kernel path, inclusive (a sample counts for every function on its
 #     stack, so these overlap): system calls, the psock backlog, receive
 #     softirq, the RPS IPI sends, TCP send and receive, the idle loop.
-# DIR/SERVER-profile.txt keeps perf's report (children, by symbol). A
-# profile perf says lost samples of, or that covers under 90% of the
-# expected samples, is refused: no figure, the reason, exit 1. Samples
-# taken with interrupts off land on the instruction that turns them back on
-# (cpu-clock is a timer): handle_softirqs' own share is such time. PERF
-# names the perf command (default: perf).
+# DIR/SERVER-profile.txt keeps perf's report (children, by symbol), and
+# DIR/SERVER-flame.svg the flame graph (inferno, which `make deps`
+# installs). A profile perf says lost samples of, or that covers under 90%
+# of the expected samples, is refused: no figure, the reason, exit 1.
+# Samples taken with interrupts off land on the instruction that turns them
+# back on (cpu-clock is a timer): handle_softirqs' own share is such time.
+# PERF names the perf command (default: perf).
 set -euo pipefail
 # shellcheck source=lib/tracefs.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/tracefs.sh"
@@ -53,14 +65,14 @@ share() {
 		END { if (!found) print 0 }' "$1"
 }
 
-# profile SERVER: one run, its profile; a row per figure on stdout.
-profile() {
-	local s=$1 run data rate cpus ncpus expected samples lost f label sym pct
+# record_compare SERVER: one compare run of SERVER, sampled in its steady
+# middle; sets DATA (perf's file), RAW (the run's raw file) and CPUS.
+record_compare() {
+	local s=$1 run f
 	run=$tmp/$s
 	# the CPUs compare gives the server: run.sh --cpus auto
-	cpus=$(parse_cpus auto)
-	[[ -n $cpus ]] || die "profile.sh needs 2 CPUs or more: one for the server, one for bench"
-	ncpus=$(cpu_list_count "$cpus")
+	CPUS=$(parse_cpus auto)
+	[[ -n $CPUS ]] || die "profile.sh needs 2 CPUs or more: one for the server, one for bench"
 	# shellcheck disable=SC2086 # LOAD: bench's arguments, split
 	"$ROOT/run.sh" compare --servers "$s" --repeat 1 $LOAD -d $((SECONDS_SAMPLED + 10)) \
 		--warmup 1 --out "$run" >"$tmp/$s.log" 2>&1 &
@@ -74,24 +86,87 @@ profile() {
 	done
 	[[ -e $run/$s-1.tsv ]] || { wait "$CPID" || true; die "$s: compare made no run to profile: $(tail -n 3 "$tmp/$s.log")"; }
 	sleep 3
-	data=$out/$s.perf.data
-	"$PERF" record -q -C "$cpus" -g -F "$FREQ" -o "$data" -- sleep "$SECONDS_SAMPLED" 2>"$tmp/$s.perf.err" ||
-		{ wait "$CPID" || true; die "$s: perf record failed: $(tail -n 2 "$tmp/$s.perf.err")"; }
+	DATA=$out/$s.perf.data
+	sample "$s"
 	wait "$CPID" || die "$s: the compare run failed: $(tail -n 3 "$tmp/$s.log")"
 	CPID=
+	RAW=$run/$s-1.tsv
+}
+
+# record_running: the server run.sh has running, sampled on its CPUs under
+# a bench run of ours on the others (bench's default placement); sets
+# SERVER, DATA, RAW and CPUS.
+record_running() {
+	SERVER=$(state server)
+	[[ -n $SERVER ]] ||
+		die "no server is running: start one first ('sudo ./run.sh user'), or name the servers to profile (profile.sh starts each itself)"
+	_lc_netns=$(state netns)
+	server_hook "$SERVER" running ||
+		die "$SERVER is not running any more (crashed or killed): 'sudo ./run.sh stop' cleans up; then start it again"
+	CPUS=$(state cpus)
+	[[ -n $CPUS ]] ||
+		die "$SERVER runs on every CPU (run.sh --cpus all): its samples cannot be told from bench's; start it with its own CPUs ('sudo ./run.sh $SERVER --cpus 0')"
+	[[ -z $(state netns) ]] ||
+		die "$SERVER runs in a network namespace of its own: profile it by name instead (profile.sh $SERVER)"
+	RAW=$tmp/running.tsv
+	# shellcheck disable=SC2086 # LOAD: bench's arguments, split
+	"$BENCH" -q -p "$(state port)" -H "$(connect_addr "$(state addr)")" $LOAD -d $((SECONDS_SAMPLED + 6)) \
+		--warmup 1 -o "$RAW" >"$tmp/bench.log" 2>&1 &
+	CPID=$!
+	sleep 4
+	kill -0 "$CPID" 2>/dev/null || { wait "$CPID" || true; die "bench against $SERVER ended early: $(tail -n 3 "$tmp/bench.log")"; }
+	DATA=$out/$SERVER.perf.data
+	sample "$SERVER"
+	wait "$CPID" || die "bench against $SERVER failed: $(tail -n 3 "$tmp/bench.log")"
+	CPID=
+	server_hook "$SERVER" running ||
+		die "refused: $SERVER stopped during its profile: the samples are not of it serving"
+}
+
+# connect_addr ADDR: where a client reaches a server listening on ADDR.
+connect_addr() { [[ $1 == 0.0.0.0 || -z $1 ]] && echo 127.0.0.1 || echo "$1"; }
+
+# sample SERVER: perf record on CPUS into DATA for SECONDS_SAMPLED seconds.
+sample() {
+	"$PERF" record -q -C "$CPUS" -g -F "$FREQ" -o "$DATA" -- sleep "$SECONDS_SAMPLED" 2>"$tmp/$1.perf.err" ||
+		{ wait "$CPID" || true; die "$1: perf record failed: $(tail -n 2 "$tmp/$1.perf.err")"; }
+}
+
+# analyse SERVER: DATA and RAW's figures, a row each on stdout, the
+# reports and the flame graph into out.
+analyse() {
+	local s=$1 rate ncpus expected samples lost label sym pct bin
+	ncpus=$(cpu_list_count "$CPUS")
+	bin=$(basename "$(server_binary "$s")")
 	rate=$(awk -F= '$1 == "# window_s" { w = $2 } $1 == "# cpu_echoes" { e = $2 }
-		END { if (w > 0 && e > 0) printf "%.3f", e / w }' "$run/$s-1.tsv")
+		END { if (w > 0 && e > 0) printf "%.3f", e / w }' "$RAW")
 	[[ -n $rate ]] || die "$s: its raw file has no window_s or cpu_echoes: no rate to divide by"
-	lost=$("$PERF" report -i "$data" --stats 2>/dev/null | awk '/LOST/ { n += $NF } END { print n + 0 }')
+	lost=$("$PERF" report -i "$DATA" --stats 2>/dev/null | awk '/LOST/ { n += $NF } END { print n + 0 }')
 	((lost == 0)) || die "refused: perf lost $lost events of $s's profile"
-	samples=$("$PERF" report -i "$data" --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
+	samples=$("$PERF" report -i "$DATA" --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
 	expected=$((SECONDS_SAMPLED * FREQ * ncpus))
 	((${samples:-0} * 10 >= expected * 9)) ||
 		die "refused: $s's profile holds ${samples:-0} samples of the $expected expected (${SECONDS_SAMPLED} s x $FREQ Hz x $ncpus CPUs): its shares would not be of the CPUs' time"
-	"$PERF" report -i "$data" --children --sort sym --stdio -g none 2>/dev/null | grep '%' >"$out/$s-profile.txt"
-	"$PERF" report -i "$data" --no-children --sort comm --stdio -g none 2>/dev/null | grep '%' >"$tmp/$s.comm"
+	"$PERF" report -i "$DATA" --children --sort sym --stdio -g none 2>/dev/null | grep '%' >"$out/$s-profile.txt"
+	"$PERF" report -i "$DATA" --no-children --sort comm --stdio -g none 2>/dev/null | grep '%' >"$tmp/$s.comm"
+	"$PERF" script -i "$DATA" -F comm,ip,sym,dso 2>/dev/null |
+		awk -v server="$bin" -f "$ROOT/ftrace/kinds.awk" >"$tmp/$s.kinds"
+	flame "$s"
+	# kinds: shares of the busy samples (sum 100%); us per echo from the
+	# share of all samples: share x CPUs x 1e6 / echoes a second
+	awk -v s="$s" -v k="$ncpus" -v rate="$rate" '
+		{ n[$1] = $2; if ($1 != "idle" && $1 != "total") order[++m] = $1 }
+		END {
+			busy = n["total"] - n["idle"]
+			if (busy <= 0) exit 1
+			for (i = 1; i <= m; i++)
+				printf "%s\tkind\t%s\t%.1f\t%.3f\n", s, order[i], 100 * n[order[i]] / busy,
+					n[order[i]] / n["total"] * k * 1e6 / rate
+			printf "%s\tbusy\tbusy (of all samples; the kinds split it)\t%.1f\t%.3f\n", s,
+				100 * busy / n["total"], busy / n["total"] * k * 1e6 / rate
+		}' "$tmp/$s.kinds" || die "refused: $s's CPUs were idle in every sample: no kinds to split"
 	# us per echo = share x CPUs x 1e6 / echoes a second
-	awk -v s="$s" -v bin="$(basename "$(server_binary "$s")")" -v k="$ncpus" -v rate="$rate" '
+	awk -v s="$s" -v bin="$bin" -v k="$ncpus" -v rate="$rate" '
 		function row(kind, label, pct) {
 			printf "%s\t%s\t%s\t%.1f\t%.3f\n", s, kind, label, pct, pct / 100 * k * 1e6 / rate
 		}
@@ -114,8 +189,21 @@ profile() {
 		awk -v s="$s" -v l="$label" -v sym="$sym" -v p="$pct" -v k="$ncpus" -v rate="$rate" \
 			'BEGIN { printf "%s\tpath\t%s (%s)\t%.1f\t%.3f\n", s, l, sym, p, p / 100 * k * 1e6 / rate }'
 	done <<<"$PATHS"
-	echo "# $s: $samples samples, $rate echoes/s, CPUs $cpus; the run's server CPU per echo $(sed -n 's/^# server_cpu_us_per_echo=//p' "$run/$s-1.tsv") us, NET_RX softirqs per echo by CPU $(awk -F= '$1 == "# cpu_echoes" { e = $2 } $1 == "# softirq_net_rx" { v = $2 }
-		END { n = split(v, p, ","); for (i = 1; i <= n; i++) { split(p[i], c, ":"); printf "%s%s:%.2f", (i > 1 ? "," : ""), c[1], c[2] / e } }' "$run/$s-1.tsv")"
+	echo "# $s: $samples samples, $rate echoes/s, CPUs $CPUS; the run's server CPU per echo $(sed -n 's/^# server_cpu_us_per_echo=//p' "$RAW") us, NET_RX softirqs per echo by CPU $(awk -F= '$1 == "# cpu_echoes" { e = $2 } $1 == "# softirq_net_rx" { v = $2 }
+		END { n = split(v, p, ","); for (i = 1; i <= n; i++) { split(p[i], c, ":"); printf "%s%s:%.2f", (i > 1 ? "," : ""), c[1], c[2] / e } }' "$RAW")"
+}
+
+# flame SERVER: DATA's flame graph, DIR/SERVER-flame.svg (inferno's).
+flame() {
+	local svg=$out/$1-flame.svg
+	if ! command -v inferno-collapse-perf >/dev/null || ! command -v inferno-flamegraph >/dev/null; then
+		warn "no flame graph for $1: inferno is not installed ('sudo make deps' installs it, or 'cargo install inferno')"
+		return 0
+	fi
+	"$PERF" script -i "$DATA" 2>/dev/null | inferno-collapse-perf --all 2>/dev/null |
+		inferno-flamegraph --title "$1: its CPUs ($CPUS), $SECONDS_SAMPLED s at $FREQ Hz, $(uname -r)" \
+			--countname samples >"$svg" 2>"$tmp/$1.flame.err" ||
+		{ rm -f "$svg"; warn "no flame graph for $1: inferno failed: $(tail -n 2 "$tmp/$1.flame.err")"; }
 }
 
 # On any exit: a comparison still running is stopped (it cleans up after
@@ -139,6 +227,7 @@ cpu_list_count() {
 main() {
 	local s servers=()
 	out=
+	RUNNING=0
 	SECONDS_SAMPLED=6
 	LOAD="-t 50"
 	while (($#)); do
@@ -149,6 +238,7 @@ main() {
 			SECONDS_SAMPLED=$2
 			shift
 			;;
+		--running) RUNNING=1 ;;
 		--bench)
 			[[ -n ${2:-} && $2 != *-d* && $2 != *--warmup* ]] ||
 				{ echo "profile.sh: --bench needs bench's load arguments (e.g. '-c 300'); the duration is profile.sh's" >&2; exit 2; }
@@ -165,7 +255,9 @@ main() {
 		esac
 		shift
 	done
-	((${#servers[@]})) || servers=(user ebpf)
+	((RUNNING == 0 || ${#servers[@]} == 0)) ||
+		usage_error "--running profiles the server run.sh has running: name no servers with it"
+	((RUNNING || ${#servers[@]})) || servers=(user ebpf)
 	need_root "${0##*/}"
 	command -v "$PERF" >/dev/null ||
 		die "perf ($PERF) is not installed: run 'sudo make deps' (Debian: linux-perf)"
@@ -175,11 +267,16 @@ main() {
 	trap 'exit 130' INT TERM
 	make_tmp
 	{
-		echo "# kernel=$(uname -r) where=native placement=two-machine bench=$LOAD sampled_s=$SECONDS_SAMPLED freq_hz=$FREQ method=perf-record-cpu-clock"
-		echo "# process: exclusive shares of the server's CPUs' samples (sum 100%); path: inclusive (a sample counts for every function on its stack: they overlap)"
+		echo "# kernel=$(uname -r) where=native placement=$( ((RUNNING)) && echo "run.sh's,loopback" || echo two-machine) bench=$LOAD sampled_s=$SECONDS_SAMPLED freq_hz=$FREQ method=perf-record-cpu-clock"
+		echo "# kind: exclusive shares of the busy samples (sum 100%; busy: of all samples); process: exclusive shares of the server's CPUs' samples (sum 100%); path: inclusive (a sample counts for every function on its stack: they overlap)"
 		printf 'server\tkind\twhat\tshare_pct\tus_per_echo\n'
+		if ((RUNNING)); then
+			record_running
+			analyse "$SERVER"
+		fi
 		for s in "${servers[@]}"; do
-			profile "$s"
+			record_compare "$s"
+			analyse "$s"
 		done
 	} >"$tmp/profile.tsv"
 	cp "$tmp/profile.tsv" "$out/profile.tsv"

@@ -111,6 +111,33 @@ fetch_kernels() {
 	echo "deps: guest kernels: $("$root/vm/kernels.sh" list | cut -d' ' -f1-2 | paste -sd, | sed 's/,/, /g')"
 }
 
+# inferno (flame graphs for ftrace/profile.sh): not a Debian package; built
+# with cargo into /usr/local, at the version this was tested with. cargo is
+# the one on PATH or rustup's in ~/.cargo, else Debian's (whose Rust may be
+# too old for it: then it says so and goes on, and profile.sh draws no
+# flame graph until inferno is there).
+INFERNO_VERSION=0.12.8
+install_inferno() {
+	local cargo
+	if command -v inferno-flamegraph >/dev/null && command -v inferno-collapse-perf >/dev/null; then
+		echo "deps: inferno is installed ($(inferno-flamegraph --version 2>/dev/null))"
+		return 0
+	fi
+	[[ $(id -u) -eq 0 ]] || { warn "inferno (flame graphs) is missing: run 'sudo make deps'"; return 0; }
+	cargo=$(command -v cargo || true)
+	[[ -n $cargo ]] || [[ ! -x ${HOME:-/root}/.cargo/bin/cargo ]] || cargo=${HOME:-/root}/.cargo/bin/cargo
+	if [[ -z $cargo ]]; then
+		echo "deps: installing cargo (Debian's), to build inferno"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends cargo
+		cargo=$(command -v cargo || true)
+	fi
+	echo "deps: building inferno $INFERNO_VERSION with $cargo (a minute or two)"
+	if ! "$cargo" install --quiet --locked --root /usr/local inferno --version "$INFERNO_VERSION"; then
+		warn "warning: could not build inferno $INFERNO_VERSION: flame graphs need it;" \
+			"install a newer Rust (https://rustup.rs) and run 'sudo make deps' again"
+	fi
+}
+
 main() {
 	local missing
 	command -v apt-get >/dev/null ||
@@ -128,6 +155,7 @@ main() {
 		mapfile -t missing < <(available "${missing[@]}")
 		apt-get install -y -q --no-install-recommends "${missing[@]}"
 	fi
+	install_inferno
 	[[ $(id -u) -eq 0 ]] || { "$root/vm/kernels.sh" list; return 0; }
 	fetch_kernels
 	echo "deps: done"

@@ -164,6 +164,25 @@ if case_selected profile; then
 	ok $? "profile: ebpf's echo runs in kworkers ($(share ebpf kworkers)%), in sk_psock_backlog ($(share ebpf psock-backlog)%), user's never there"
 	[[ -s $OUT/prof/user-profile.txt && ! -e $OUT/prof/user.perf.data ]]
 	ok $? "profile: perf's report kept, its data file not"
+	# The kinds: exclusive, of the busy samples; each server's echo is in
+	# kinds of its own, little is left to other.
+	kind() { awk -F'\t' -v s="$1" -v w="$2" '$1 == s && $2 == "kind" && $3 == w { print $4 }' "$tsv" 2>/dev/null; }
+	for s in user ebpf; do
+		sum=$(awk -F'\t' -v s="$s" '$1 == s && $2 == "kind" { t += $4; n++ } END { if (n == 11) printf "%.1f", t }' "$tsv" 2>/dev/null)
+		awk -v t="${sum:-0}" 'BEGIN { exit !(t >= 99.5 && t <= 100.5) }'
+		ok $? "profile/$s: eleven kinds, their shares sum to 100% (${sum:-none})"
+		awk -v o="$(kind "$s" other)" 'BEGIN { exit !(o != "" && o < 35) }'
+		ok $? "profile/$s: under 35% of its busy samples left to other ($(kind "$s" other)%)"
+		grep -q '<svg' "$OUT/prof/$s-flame.svg" 2>/dev/null && grep -q 'tcp_' "$OUT/prof/$s-flame.svg"
+		ok $? "profile/$s: a flame graph, in SVG, with TCP's functions in it"
+	done
+	# user's echo enters by system calls and epoll, ebpf's by the psock
+	# backlog's work items (the kinds are exclusive: TCP under either is
+	# TCP's, so these are the entries themselves).
+	awk -v u="$(kind user syscall)" -v ue="$(kind user epoll)" -v e="$(kind ebpf syscall)" -v ee="$(kind ebpf epoll)" \
+		-v k="$(kind ebpf sockmap-kworkers)" -v uk="$(kind user sockmap-kworkers)" \
+		'BEGIN { exit !(u + ue > e + ee && k > 2 && uk < 1) }'
+	ok $? "profile/kinds: user's syscall+epoll ($(kind user syscall)+$(kind user epoll)%) above ebpf's ($(kind ebpf syscall)+$(kind ebpf epoll)%); sockmap-kworkers ebpf $(kind ebpf sockmap-kworkers)%, user $(kind user sockmap-kworkers)%"
 	is "$("$RUN" status 2>&1)" "no server is running" "profile: no server left"
 
 	# A profile short of samples is refused: a perf that records at a tenth
@@ -190,6 +209,23 @@ if case_selected profile; then
 	out=$(PERF=/nonexistent/perf bounded 10 "$FT/profile.sh" --out "$OUT/none" user 2>&1)
 	[[ $? == 1 && $out == *"not installed"* ]]
 	ok $? "profile: no perf: says so, exit 1"
+
+	# --running: the server run.sh has running, or a clear refusal.
+	out=$(bounded 30 "$FT/profile.sh" --running --seconds 2 --out "$OUT/none" 2>&1)
+	[[ $? == 1 && $out == *"no server is running"* && ! -e $OUT/none/profile.tsv ]]
+	ok $? "profile/running: with no server running, refused with the reason, exit 1"
+	diag "profile/running: $(tail -n 1 <<<"$out")"
+	out=$(bounded 10 "$FT/profile.sh" --running user 2>&1)
+	is $? 2 "profile/running: --running with a server named is a usage error"
+	"$RUN" user >/dev/null
+	out=$(bounded 60 "$FT/profile.sh" --running --seconds 2 --bench "-c 20" --out "$OUT/running" 2>&1)
+	ok $? "profile/running: the running user server profiled, exit 0"
+	sum=$(awk -F'\t' '$1 == "user" && $2 == "kind" { t += $4 } END { printf "%.1f", t }' "$OUT/running/profile.tsv" 2>/dev/null)
+	awk -v t="${sum:-0}" 'BEGIN { exit !(t >= 99.5 && t <= 100.5) }'
+	ok $? "profile/running: its kinds sum to 100% ($sum)"
+	"$RUN" status >/dev/null 2>&1
+	ok $? "profile/running: the server still runs after it"
+	"$RUN" stop >/dev/null
 fi
 
 if case_selected wq-latency; then

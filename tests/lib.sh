@@ -653,6 +653,28 @@ _relay_once() {
 	return 1
 }
 
+# guest_run CMD...: CMD, a command that boots the qemu guest (run.sh --vm,
+# compare --vm), with its output (stderr included) on stdout and its
+# status. When the guest's kernel died under it (run-vm.sh says so), that
+# is told on stderr with the kernel's last words and CMD runs again, once,
+# as relay_from_guest does; CMD must be fine to run twice.
+guest_run() {
+	local out rc
+	out=$("$@" 2>&1)
+	rc=$?
+	if [[ $out == *"the guest ended without reporting an exit status"* ]]; then
+		{
+			echo "# guest: the guest's kernel died under: $*; its last words:"
+			grep 'kernel|' <<<"$out" | tail -n "${GUEST_TAIL_LINES:-80}" | sed 's/^/# | /'
+			echo "# guest: running it again, once"
+		} >&2
+		out=$("$@" 2>&1)
+		rc=$?
+	fi
+	printf '%s\n' "$out"
+	return "$rc"
+}
+
 # The guest tests: make check installs the guest's packages first, so a
 # missing kernel or a failed build is a failure here, not a reason to skip.
 need_guest() {

@@ -7,5 +7,6 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 root_or_bail_out
 
-need_guest
-exec "$ROOT/vm/run-vm.sh" --timeout 900 -- bash tests/guest/kecho.sh
+# Relayed (tests/lib.sh): a guest whose kernel dies is told and run again once.
+GUEST_TIMEOUT=900 relay_from_guest guest/kecho.sh
+plan_at_end

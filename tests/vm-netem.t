@@ -24,13 +24,23 @@ export ECHOLAB_TW_MAX=1000000	# function, not timing
 SPECS=("loss 5%" "delay 10ms 2ms reorder 25% 50% duplicate 1%")
 labels=$(variants | cut -d' ' -f1 | tr '\n' ' ')
 
+# netem_compare DIR SPEC BENCH-ARGS...: compare --vm --netem SPEC into DIR
+# (a fresh one: guest_run may run it twice).
+# shellcheck disable=SC2317 # called through guest_run
+netem_compare() {
+	local dir=$1 spec=$2
+	shift 2
+	rm -rf "$dir"
+	VM_TIMEOUT=1800 "$RUN" compare --vm --netem "$spec" --repeat 1 -T 40000 --out "$dir" "$@"
+}
+
 # netem_run NAME SPEC ROWS-EACH BENCH-ARGS...: compare --vm --netem SPEC;
 # every variant's rows (sizes, if swept) with ROWS-EACH samples, 0 failed.
 netem_run() {
 	local name=$1 spec=$2 each=$3 out dir want rows
 	shift 3
 	dir=$TMP/$name
-	out=$(VM_TIMEOUT=1800 "$RUN" compare --vm --netem "$spec" --repeat 1 -T 40000 --out "$dir" "$@" 2>&1)
+	out=$(guest_run netem_compare "$dir" "$spec" "$@")
 	ok $? "$name: compare --vm --netem '$spec' $* exits 0"
 	grep -qx "netem=$spec (tc netem, on both ends of the veth)" "$dir/meta.txt" 2>/dev/null &&
 		grep -q "^# netem=$spec\$" "$dir"/*.tsv

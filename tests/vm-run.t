@@ -17,7 +17,7 @@ kver=$("$ROOT/vm/run-vm.sh" --print-kernel)
 diag "the guest's kernel: $kver"
 
 for server in user ebpf kecho; do
-	out=$(VM_TIMEOUT=600 "$RUN" --vm "$server" -t 50 -r 2 -q 2>&1)
+	out=$(VM_TIMEOUT=600 guest_run "$RUN" --vm "$server" -t 50 -r 2 -q)
 	ok $? "vm-run/$server: run.sh --vm $server exits 0"
 	raw=$(sed -n 's/^run.sh: raw samples: //p' <<<"$out")
 	[[ -n $raw ]] && grep -q '^# where=vm' "$raw" && grep -qxF "# kernel=$kver" "$raw"
@@ -28,7 +28,7 @@ for server in user ebpf kecho; do
 done
 
 # The bypass on the guest's kernel: side by side, really taken.
-out=$(VM_TIMEOUT=600 "$RUN" --vm user --bypass -t 20 -r 1 -m 10 2>&1)
+out=$(VM_TIMEOUT=600 guest_run "$RUN" --vm user --bypass -t 20 -r 1 -m 10)
 ok $? "vm-bypass: run.sh --vm user --bypass exits 0"
 dir=$(sed -n 's/^results: //p' <<<"$out")
 rows=$(summary_rows "$dir/summary.md" 2>/dev/null | tr '\n' ,)
@@ -39,7 +39,7 @@ ok $? "vm-bypass: sockredir redirected both ways (msgs_redirected >= 400)"
 diag "vm-bypass: msgs_redirected=${redirected:-none}"
 [[ -n $dir && -d $dir ]] && rm -rf "$dir"
 
-out=$(VM_TIMEOUT=900 "$RUN" compare --vm -t 20 -r 2 --repeat 1 --out "$TMP/vm" 2>&1)
+out=$(VM_TIMEOUT=900 guest_run "$RUN" compare --vm -t 20 -r 2 --repeat 1 --out "$TMP/vm")
 rc=$?
 ok "$rc" "vm-compare: exit 0"
 ((rc == 0)) || diag "vm-compare: exit $rc; its last words: $(tail -n 40 <<<"$out")"
