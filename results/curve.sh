@@ -36,9 +36,9 @@ usage() {
 	sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'
 }
 
-meta() { { gzip -dcf "$1" 2>/dev/null || true; } | sed -n "/^#/!q; s/^# $2=//p" | sed -n 1p; }
+meta() { { raw_cat "$1" 2>/dev/null || true; } | sed -n "/^#/!q; s/^# $2=//p" | sed -n 1p; }
 # What bench knows at the end (the CPU window) follows the rows.
-end_meta() { gzip -dcf "$1" 2>/dev/null | tail -n 80 | sed -n "s/^# $2=//p" | tail -n 1; }
+end_meta() { raw_cat "$1" 2>/dev/null | tail -n 80 | sed -n "s/^# $2=//p" | tail -n 1; }
 
 
 # cpus_in LIST: how many CPUs a list such as 1 or 2-3,5 names.

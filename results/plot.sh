@@ -40,7 +40,7 @@ METRIC=${METRIC:-auto}
 # The header lines only: raw files hold millions of samples below them.
 # Committed ones are gzipped; gzip -f passes plain files through.
 # (sed stops reading at the first row: gzip's broken pipe is expected.)
-meta() { { gzip -dcf "$1" 2>/dev/null || true; } | sed -n "/^#/!q; s/^# $2=//p" | sed -n 1p; }
+meta() { { raw_cat "$1" 2>/dev/null || true; } | sed -n "/^#/!q; s/^# $2=//p" | sed -n 1p; }
 
 # raw_files DIR: its raw files, plain or gzipped.
 raw_files() { { compgen -G "$1/*.tsv" || true; compgen -G "$1/*.tsv.gz" || true; } | sort; }
@@ -345,7 +345,7 @@ client_bound_note() {
 		total=0
 		for f in $(files_of "$dir" "$s"); do
 			total=$((total + 1))
-			((JUDGED)) || ! gzip -dcf "$f" | grep -q '^# bottleneck=client$' || n=$((n + 1))
+			((JUDGED)) || ! raw_cat "$f" | grep -q '^# bottleneck=client$' || n=$((n + 1))
 		done
 		((!JUDGED)) || n=${EXCLUDED[$s]:-0}
 		((n == 0)) || parts+=("$s $n of $total")
