@@ -590,10 +590,10 @@ _relay_from_guest() {
 #
 # A guest whose kernel dies (run-vm.sh: "the guest ended without reporting
 # an exit status") is told with the kernel's last words and run again,
-# once: under TCG on a busy 2-CPU host the emulated guest has died at
-# random places under load (a double fault in the slab allocator with a
-# garbage EFLAGS, a NULL dereference in an interrupt), with any server.
-# The first run's results stand; the second must run to its end.
+# once: under load the emulated guest has died at random places (a double
+# fault in the slab allocator, a NULL dereference in net_rx_action), with
+# an EFLAGS no real CPU holds, which points at TCG; docs/guest.md says
+# more. The first run's results stand; the second must run to its end.
 relay_from_guest() {
 	local file=$1 try
 	shift

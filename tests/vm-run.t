@@ -55,8 +55,8 @@ is "$(summary_rows "$TMP/vm/summary.md" Server | cut -d' ' -f1 | tr '\n' ' ')" \
 ok $? "vm-compare: the host drew the box plot"
 
 # A guest whose kernel dies: run-vm.sh says so with the kernel's last
-# words and its own exit status (125), within seconds, not at --timeout
-# (tests/lib.sh's relay_from_guest reads that line to run a file again).
+# words and its own exit status (125); tests/lib.sh's relay_from_guest and
+# guest_run read that line to run a file or command again.
 start=$SECONDS
 out=$("$ROOT/vm/run-vm.sh" --timeout 120 -- sh -c 'echo c > /proc/sysrq-trigger; sleep 200' 2>&1)
 is "$?" 125 "vm-panic: run-vm.sh exits 125 when the guest's kernel dies"
