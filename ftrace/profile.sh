@@ -22,7 +22,8 @@
 #     TCP send, system-call entry and exit with the socket layer, epoll,
 #     io_uring, sockmap/psock and kworkers, the scheduler and wake-ups,
 #     copies, the server's own code: its user-space code or kecho's
-#     module, other), the first its call chain names from the leaf up
+#     module, interrupts taken and IPIs sent, other), the first its call
+#     chain names from the leaf up
 #     (ftrace/kinds.awk); the kinds sum to 100% of the busy samples;
 #   - by process, exclusive (the shares sum to 100%): the server's own
 #     threads, kworkers, ksoftirqd, idle (swapper: the idle loop and the
