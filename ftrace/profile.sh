@@ -111,7 +111,7 @@ record_running() {
 		die "$SERVER runs in a network namespace of its own: profile it by name instead (profile.sh $SERVER)"
 	RAW=$tmp/running.tsv
 	# shellcheck disable=SC2086 # LOAD: bench's arguments, split
-	"$BENCH" -q -p "$(state port)" -H "$(connect_addr "$(state addr)")" $LOAD -d $((SECONDS_SAMPLED + 6)) \
+	"$BENCH" -q -p "$(state port)" -H "$(reach_addr "$(state addr)")" $LOAD -d $((SECONDS_SAMPLED + 6)) \
 		--warmup 1 -o "$RAW" >"$tmp/bench.log" 2>&1 &
 	CPID=$!
 	sleep 4
@@ -123,9 +123,6 @@ record_running() {
 	server_hook "$SERVER" running ||
 		die "refused: $SERVER stopped during its profile: the samples are not of it serving"
 }
-
-# connect_addr ADDR: where a client reaches a server listening on ADDR.
-connect_addr() { [[ $1 == 0.0.0.0 || -z $1 ]] && echo 127.0.0.1 || echo "$1"; }
 
 # sample SERVER: perf record on CPUS into DATA for SECONDS_SAMPLED seconds.
 sample() {
@@ -218,11 +215,6 @@ cleanup() {
 	fi
 	[[ -z $tmp ]] || rm -rf "$tmp"
 	[[ -z ${out:-} ]] || rm -f "$out"/*.perf.data	# large, and bound to this kernel's symbols
-}
-
-# cpu_list_count LIST: how many CPUs "0-1,3" names.
-cpu_list_count() {
-	tr ',' '\n' <<<"$1" | awk -F- '{ n += (NF == 2 ? $2 - $1 + 1 : 1) } END { print n }'
 }
 
 main() {

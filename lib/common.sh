@@ -105,6 +105,11 @@ parse_cpus() {
 	echo "$1"
 }
 
+# cpu_list_count LIST: how many CPUs a list such as 1 or 0-1,3 names.
+cpu_list_count() {
+	tr ',' '\n' <<<"$1" | awk -F- 'NF { n += (NF == 2 ? $2 - $1 + 1 : 1) } END { print n + 0 }'
+}
+
 # other_cpus LIST: this machine's CPUs that LIST leaves; empty when none.
 other_cpus() {
 	local mask c rest=()

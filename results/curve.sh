@@ -41,20 +41,6 @@ meta() { { raw_cat "$1" 2>/dev/null || true; } | sed -n "/^#/!q; s/^# $2=//p" | 
 end_meta() { raw_cat "$1" 2>/dev/null | tail -n 80 | sed -n "s/^# $2=//p" | tail -n 1; }
 
 
-# cpus_in LIST: how many CPUs a list such as 1 or 2-3,5 names.
-cpus_in() {
-	local n=0 part
-	IFS=, read -ra parts <<<"$1"
-	for part in "${parts[@]}"; do
-		if [[ $part == *-* ]]; then
-			n=$((n + ${part#*-} - ${part%-*} + 1))
-		else
-			n=$((n + 1))
-		fi
-	done
-	echo "$n"
-}
-
 # table DIR: curve.tsv's rows, every raw file of a rate sweep.
 table() {
 	local f line label offered rep ncpu
@@ -70,7 +56,7 @@ table() {
 		offered=$(meta "$f" rate)
 		rep=${f##*-}
 		rep=${rep%%.*}
-		ncpu=$(cpus_in "$(meta "$f" client_cpus)")
+		ncpu=$(cpu_list_count "$(meta "$f" client_cpus)")
 		# A thinned file: its percentiles from every row, as thin.sh
 		# recorded them (the rows kept are too few for a p99.9).
 		if [[ -n $(meta "$f" thinned) ]]; then
