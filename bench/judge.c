@@ -5,10 +5,12 @@
  * Each raw file is one run of one server (its label). Per run: requests
  * per second, the p50 and p99 response times, the server's CPU per echo.
  * Per server and figure: the median over its runs and a distribution-free
- * interval for it. Per server against the baseline: the ratio of the
- * medians, a percentile-bootstrap interval for it, and a verdict that
- * declares a difference only when the whole interval lies beyond the
- * noise threshold (criterion.rs's rule). interval.h has the statistics;
+ * interval for it. Per server against the baseline: the ratio, paired by
+ * repetition where the runs allow it (the median of the per-repetition
+ * ratios, within their order statistics), else the ratio of the medians
+ * with a percentile-bootstrap interval; and a verdict that declares a
+ * difference only when the whole interval lies beyond the noise threshold
+ * (criterion.rs's rule). interval.h has the statistics;
  * docs/bench.md says why these.
  */
 #define _GNU_SOURCE
@@ -32,6 +34,7 @@
 #define RESAMPLES	10000		/* bootstrap resamples per ratio */
 #define SEED		0x6a75646765ull	/* "judge": fixed, so reproducible */
 #define MIN_RUNS	3		/* fewer on either side: no verdict */
+#define MIN_PAIRS	5		/* fewer: the ratio is not paired */
 #define NAME_MAX_LEN	64
 
 const char *prog = "judge";
@@ -75,6 +78,7 @@ struct group {
 		size_t n, excluded;
 		double median, lo, hi, coverage;
 		double ratio, ratio_lo, ratio_hi;
+		size_t pairs;		/* > 0: the ratio is paired by repeat */
 		const char *verdict;
 	} fig[NFIGURES];
 };
@@ -90,8 +94,8 @@ static void usage(FILE *f)
 "Usage: %s [--baseline LABEL] [--threshold PCT] [--markdown] FILE...\n"
 "What a comparison's repeated runs support: per server (the label of its\n"
 "raw files, each file one run) and figure, the median over its runs with a\n"
-"95%% interval; per server against the baseline, the ratio of the medians\n"
-"with a 95%% bootstrap interval and a verdict.\n"
+"95%% interval; per server against the baseline, a ratio with a 95%%\n"
+"interval and a verdict.\n"
 "\n"
 "  FILE...             bench raw files, gzipped or not, one run each\n"
 "      --baseline LABEL\n"
@@ -109,10 +113,16 @@ static void usage(FILE *f)
 "Client-bound runs are left out of p50, p99 and rps (excluded=) and kept\n"
 "for cpu: bench's bottleneck=client, or, with server and client on CPUs of\n"
 "their own (cpu_scope=split), the client's busy %.0f%% of window_s or more\n"
-"and the server's less (the client could send no faster). The median's interval is [x_(k), x_(n+1-k)] of the runs\n"
+"and the server's less (the client could send no faster).\n"
+"The median's interval is [x_(k), x_(n+1-k)] of the runs\n"
 "(exact, distribution-free; coverage= is its actual coverage, 0.938 for 5\n"
-"runs); the ratio's is the percentile bootstrap, %d resamples of each\n"
-"server's runs, a fixed seed. Verdicts: faster or slower (p50, p99: lower\n"
+"runs). The ratio is paired (pairs= > 0) where every counted run of the\n"
+"server and of the baseline has a partner of the same repeat=, %d pairs or\n"
+"more: the median of the pairs' ratios, within the order statistics of\n"
+"those ratios, so that a drift of the machine common to a repetition\n"
+"cancels; else (pairs=0) the ratio of the medians within a percentile\n"
+"bootstrap, %d resamples of each server's runs, a fixed seed.\n"
+"Verdicts: faster or slower (p50, p99: lower\n"
 "is faster; rps: higher is faster), cheaper or costlier (cpu), no\n"
 "difference detected, or too few runs (fewer than %d on either side);\n"
 "cpu is not compared where the runs counted other CPUs than the\n"
@@ -120,11 +130,11 @@ static void usage(FILE *f)
 "\n"
 "Output, one line per server and figure, the baseline's first:\n"
 "judge label= figure= source= n= excluded= median= lo= hi= coverage= ratio=\n"
-"      ratio_lo= ratio_hi= verdict=WORDS (the rest of the line; '-' where\n"
-"      there is nothing, as the baseline's ratio)\n"
+"      ratio_lo= ratio_hi= pairs= verdict=WORDS (the rest of the line;\n"
+"      '-' where there is nothing, as the baseline's ratio)\n"
 "Exit status: 0, 1 when a file cannot be read or the baseline has no\n"
 "runs, 2 for bad usage.\n",
-		prog, 100 * CPU_SATURATED, RESAMPLES, MIN_RUNS);
+		prog, 100 * CPU_SATURATED, MIN_PAIRS, RESAMPLES, MIN_RUNS);
 }
 
 /* A metadata value as a number: NAN when it is not one. */
@@ -291,6 +301,14 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Whether run r counts for figure f (client-bound runs do not for
+ * latency and req/s) and has it. */
+static bool counts(const struct run *r, enum figure f)
+{
+	return !(r->client_bound && figures[f].client_bound_out) &&
+	       !isnan(run_figure(r, f));
+}
+
 /* A group's figure: its runs' values, their median and its interval. */
 static int describe(struct group *g, enum figure f)
 {
@@ -301,15 +319,12 @@ static int describe(struct group *g, enum figure f)
 	if (!fs->v)
 		return -1;
 	for (i = 0; i < g->nruns; i++) {
-		double x;
-
 		if (g->runs[i]->client_bound && figures[f].client_bound_out) {
 			fs->excluded++;
 			continue;
 		}
-		x = run_figure(g->runs[i], f);
-		if (!isnan(x))
-			fs->v[fs->n++] = x;
+		if (counts(g->runs[i], f))
+			fs->v[fs->n++] = run_figure(g->runs[i], f);
 	}
 	qsort(fs->v, fs->n, sizeof(*fs->v), cmp_double);
 	fs->median = interval_median(fs->v, fs->n);
@@ -347,6 +362,68 @@ static bool same_scope(const struct group *a, const struct group *b)
 	return true;
 }
 
+/*
+ * The paired design: compare runs every server once per repetition, so a
+ * run of g and the baseline's run of the same repeat= were measured
+ * minutes apart at most, on the same machine in the same state. Where
+ * every counted run of each has its partner, the ratio is the median of
+ * the per-repetition ratios and its interval the order statistics' (the
+ * sign test's): whatever slows the whole machine during one repetition
+ * slows both runs of the pair and cancels. Fills fs's ratio and interval
+ * and returns the number of pairs, or 0 (the ratio is not paired) when a
+ * run has no partner, a repeat= is missing or given twice, or there are
+ * fewer than MIN_PAIRS pairs.
+ */
+static size_t pair_up(const struct group *g, const struct group *base,
+		      enum figure f, struct figure_stats *fs)
+{
+	size_t i, j, n = 0, lo, hi;
+	double *r;
+
+	if (fs->n < MIN_PAIRS || fs->n != base->fig[f].n)
+		return 0;
+	r = malloc(fs->n * sizeof(*r));
+	if (!r)
+		return 0;
+	for (i = 0; i < g->nruns; i++) {
+		const struct run *a = g->runs[i], *partner = NULL;
+
+		if (!counts(a, f))
+			continue;
+		for (j = 0; j < base->nruns; j++) {
+			const struct run *b = base->runs[j];
+
+			if (!a->repeat[0] || strcmp(a->repeat, b->repeat) ||
+			    !counts(b, f))
+				continue;
+			if (partner)		/* the same repeat twice */
+				goto unpaired;
+			partner = b;
+		}
+		if (!partner || !(run_figure(partner, f) > 0))
+			goto unpaired;
+		r[n++] = run_figure(a, f) / run_figure(partner, f);
+	}
+	/* Each baseline run is some run's partner only once (no repeat=
+	 * twice among g's runs either, or n would not match). */
+	for (i = 0; i < g->nruns; i++)
+		for (j = i + 1; j < g->nruns; j++)
+			if (!strcmp(g->runs[i]->repeat, g->runs[j]->repeat))
+				goto unpaired;
+	if (n != base->fig[f].n)
+		goto unpaired;
+	qsort(r, n, sizeof(*r), cmp_double);
+	fs->ratio = interval_median(r, n);
+	interval_median_ranks(n, CONF, &lo, &hi);
+	fs->ratio_lo = r[lo - 1];
+	fs->ratio_hi = r[hi - 1];
+	free(r);
+	return n;
+unpaired:
+	free(r);
+	return 0;
+}
+
 /* g's figure against the baseline's: ratio, interval, verdict. */
 static int compare(struct group *g, const struct group *base, enum figure f)
 {
@@ -371,9 +448,11 @@ static int compare(struct group *g, const struct group *base, enum figure f)
 		fs->verdict = "no ratio (the baseline's median is 0)";
 		return 0;
 	}
+	fs->pairs = pair_up(g, base, f, fs);
 	seed = hash(hash(hash(0xcbf29ce484222325ull ^ SEED, g->label),
 			 base->label), figures[f].name);
-	if (interval_ratio_bootstrap(fs->v, fs->n, bs->v, bs->n, RESAMPLES,
+	if (!fs->pairs &&
+	    interval_ratio_bootstrap(fs->v, fs->n, bs->v, bs->n, RESAMPLES,
 				     CONF, seed, &fs->ratio_lo, &fs->ratio_hi))
 		return -1;
 	higher = fs->ratio_lo > 1.0 + threshold;
@@ -435,7 +514,7 @@ static void print_lines(const struct group *groups, size_t ngroups)
 			const struct figure_stats *fs = &groups[i].fig[f];
 			const char *ff = figures[f].fmt;
 
-			printf("judge label=%s figure=%s source=%s n=%zu excluded=%zu median=%s lo=%s hi=%s coverage=%.3f ratio=%s ratio_lo=%s ratio_hi=%s verdict=%s\n",
+			printf("judge label=%s figure=%s source=%s n=%zu excluded=%zu median=%s lo=%s hi=%s coverage=%.3f ratio=%s ratio_lo=%s ratio_hi=%s pairs=%zu verdict=%s\n",
 			       groups[i].label, figures[f].name,
 			       source(groups, ngroups, (enum figure)f), fs->n,
 			       fs->excluded,
@@ -445,7 +524,7 @@ static void print_lines(const struct group *groups, size_t ngroups)
 			       fmt(r, sizeof(r), "%.3f", fs->ratio),
 			       fmt(rlo, sizeof(rlo), "%.3f", fs->ratio_lo),
 			       fmt(rhi, sizeof(rhi), "%.3f", fs->ratio_hi),
-			       fs->verdict ? fs->verdict : "-");
+			       fs->pairs, fs->verdict ? fs->verdict : "-");
 		}
 }
 
@@ -510,7 +589,14 @@ static void print_markdown(const struct group *groups, size_t ngroups)
 	       "statistics. Below 6 runs none reaches 95%%, so it is [min, max]\n"
 	       "and covers less. Their coverage here:\n");
 	print_coverages(groups, ngroups);
-	printf(".\n\"vs %s\" is the ratio of the medians with a 95%%\n"
+	printf(".\n\"vs %s\" pairs the runs by repetition where it can: compare\n"
+	       "runs every server once per repetition, and where each of a\n"
+	       "server's runs has the baseline's of the same repetition for a\n"
+	       "partner (%d pairs or more), the ratio is the median of the\n"
+	       "pairs' ratios, within the order statistics of those ratios as\n"
+	       "above; whatever slowed the whole machine during a repetition\n"
+	       "slowed both runs of its pair, and cancels. Otherwise, marked\n"
+	       "\"unpaired\", it is the ratio of the medians with a 95%%\n"
 	       "percentile-bootstrap interval (%d resamples of each server's\n"
 	       "runs, a fixed seed). A difference is declared only when that\n"
 	       "whole interval lies beyond 1 ± %g%% (the noise threshold):\n"
@@ -525,7 +611,8 @@ static void print_markdown(const struct group *groups, size_t ngroups)
 	       "were not) are left out of latency and req/s, which measured\n"
 	       "the client there, and kept for CPU per echo, the server's cost\n"
 	       "of each echo whoever set the pace. Latency is %s.\n\n",
-	       groups[0].label, RESAMPLES, 100.0 * threshold, MIN_RUNS,
+	       groups[0].label, MIN_PAIRS, RESAMPLES, 100.0 * threshold,
+	       MIN_RUNS,
 	       100 * CPU_SATURATED,
 	       by_arrival ? "server side (arrival_us)" :
 	       "client side (rtt_us): not every\necho was stamped by the kernel");
@@ -558,11 +645,12 @@ static void print_markdown(const struct group *groups, size_t ngroups)
 			if (i == 0)
 				printf(" baseline |");
 			else if (!isnan(fs->ratio_lo))
-				printf(" %s [%s, %s] %s |",
+				printf(" %s [%s, %s] %s%s |",
 				       fmt(a, sizeof(a), "%.3f", fs->ratio),
 				       fmt(b, sizeof(b), "%.3f", fs->ratio_lo),
 				       fmt(c, sizeof(c), "%.3f", fs->ratio_hi),
-				       fs->verdict);
+				       fs->verdict,
+				       fs->pairs ? "" : " (unpaired)");
 			else if (!isnan(fs->ratio))
 				printf(" %s %s |",
 				       fmt(a, sizeof(a), "%.3f", fs->ratio),

@@ -27,10 +27,12 @@ rnd() {
 # to 1.5 times its level, rtt_us 5 us later. BOUND=client writes
 # bottleneck=client; NOSTAMP=1 leaves arrival_us '-'; NOCPU=1 leaves out
 # server_cpu_us_per_echo; WINDOW=S adds window_s; SWEEP=V sweep_value;
-# BUSY="S C" the server's and the client's busy seconds on CPUs apart.
+# BUSY="S C" the server's and the client's busy seconds on CPUs apart;
+# SCALE=PERMILLE slows the whole machine by that much (1000: not at all).
 mkrun() {
 	local file=$1 label=$2 rep=$3 lat=$4 rps=$5 cpu=$6 i n=200 a arr
-	local noise=${NOISE:-50}
+	local noise=${NOISE:-50} scale=${SCALE:-1000}
+	lat=$((lat * scale / 1000)) rps=$((rps * 1000 / scale)) cpu=$((cpu * scale / 1000))
 	rnd
 	lat=$((lat * (1000 - noise + r * 2 * noise / 1000) / 1000))
 	rnd
@@ -81,7 +83,7 @@ no_difference() {
 	is "$(printf '%s\n' "${got[@]}")" "$(printf '%s: no difference detected\n' p50 p99 rps cpu)" "$name"
 }
 
-plan 70
+plan 79
 
 # ---- the help ----------------------------------------------------------------
 
@@ -145,7 +147,7 @@ like "$(line "$out" fast p50)" " ratio=0\.[0-9]+ ratio_lo=0\.[0-9]+ ratio_hi=0\.
 	"judge/apart: a lower latency is a ratio below 1, interval too"
 like "$(line "$out" fast rps)" " ratio=1\.[0-9]+ ratio_lo=1\.[0-9]+ ratio_hi=1\.[0-9]+ " \
 	"judge/apart: more requests a second is a ratio above 1, interval too"
-like "$(line "$out" user p50)" "^judge label=user figure=p50 source=arrival_us n=5 excluded=0 median=[0-9.]+ lo=[0-9.]+ hi=[0-9.]+ coverage=0\.938 ratio=- ratio_lo=- ratio_hi=- verdict=-$" \
+like "$(line "$out" user p50)" "^judge label=user figure=p50 source=arrival_us n=5 excluded=0 median=[0-9.]+ lo=[0-9.]+ hi=[0-9.]+ coverage=0\.938 ratio=- ratio_lo=- ratio_hi=- pairs=0 verdict=-$" \
 	"judge/the baseline's line: its median, no ratio, 5 runs cover 93.8%"
 is "$(head -n1 <<<"$out" | cut -d' ' -f2)" label=user "judge/the baseline comes first"
 out=$("$JUDGE" --threshold 70 "$dir"/apart/*.tsv)
@@ -168,6 +170,47 @@ is "$(line "$out" user rps | grep -o ' median=[^ ]* lo=[^ ]* hi=[^ ]*')" " media
 	"judge/rps: ok samples over elapsed_s"
 is "$(line "$out" user cpu | grep -o ' n=5 excluded=0 median=[^ ]*')" " n=5 excluded=0 median=15.00" \
 	"judge/cpu: server_cpu_us_per_echo as it is"
+
+# ---- paired by repetition ---------------------------------------------------------
+
+# The machine drifts: each repetition runs 15% slower or faster than the
+# next for every server alike (SCALE), the runs themselves vary 1%, and
+# 'dearer' costs 6% more than user in every repetition. Paired by
+# repeat=, the drift cancels; unpaired, it hides the 6%.
+seed=17
+mkdir -p "$dir/drift" "$dir/nopair"
+rep=0
+for scale in 1000 1150 870 1200 950 1100 850 1050; do
+	rep=$((rep + 1))
+	SCALE=$scale NOISE=10 mkrun "drift/user-$rep.tsv" user "$rep" 100 20000 1000
+	SCALE=$scale NOISE=10 mkrun "drift/dearer-$rep.tsv" dearer "$rep" 100 20000 1060
+	sed "s/^# repeat=.*/# repeat=$((rep + 100))/" "$dir/drift/dearer-$rep.tsv" >"$dir/nopair/dearer-$rep.tsv"
+	cp "$dir/drift/user-$rep.tsv" "$dir/nopair/"
+done
+out=$("$JUDGE" "$dir"/drift/*.tsv)
+is "$(verdict "$out" dearer cpu)" costlier "judge/paired: 6% dearer in every repetition is costlier under a 15% drift"
+like "$(line "$out" dearer cpu)" " ratio=1\.0[5-7][0-9] ratio_lo=1\.0[3-9][0-9] ratio_hi=1\.0[5-9][0-9] pairs=8 " \
+	"judge/paired: the median of the 8 pairs' ratios, near 1.06"
+out=$("$JUDGE" "$dir"/nopair/*.tsv)
+is "$(verdict "$out" dearer cpu)" "no difference detected" "judge/unpaired (no partner of the same repeat): the drift hides it"
+like "$(line "$out" dearer cpu)" " pairs=0 " "judge/unpaired: pairs=0"
+out=$("$JUDGE" --markdown "$dir"/nopair/*.tsv)
+like "$out" "no difference detected \(unpaired\) \|" "judge --markdown: an unpaired ratio says so"
+out=$("$JUDGE" --markdown "$dir"/drift/*.tsv)
+like "$out" "\] costlier \|" "judge --markdown: a paired ratio carries no mark"
+# The same drifting runs under two labels: every pair's ratio is 1.
+mkdir -p "$dir/drifttwin"
+for f in "$dir"/drift/user-*.tsv; do
+	cp "$f" "$dir/drifttwin/"
+	sed 's/^# label=user$/# label=twin/' "$f" >"$dir/drifttwin/twin-${f##*-}"
+done
+out=$("$JUDGE" "$dir"/drifttwin/*.tsv)
+no_difference "judge/paired: the same drifting runs under two labels, no difference" "$out" twin
+like "$(line "$out" twin cpu)" " ratio=1\.000 ratio_lo=1\.000 ratio_hi=1\.000 pairs=8 " "judge/paired: identical pairs give 1 exactly"
+# A run without a partner unpairs the server: one of dearer's runs gone.
+rm "$dir/drift/dearer-3.tsv"
+out=$("$JUDGE" "$dir"/drift/*.tsv)
+like "$(line "$out" dearer cpu)" " n=7 .* pairs=0 " "judge/a baseline run without a partner: unpaired"
 
 # ---- client-bound runs -------------------------------------------------------------
 
