@@ -214,6 +214,7 @@ void cpu_use(const struct cpu_snap *a, const struct cpu_snap *b,
 		u->ncpus++;
 		off = (double)(y->idle - x->idle + y->iowait - x->iowait +
 			       y->steal - x->steal) / hz;
+		u->steal_s += (double)(y->steal - x->steal) / hz;
 		busy = u->window_s - off;
 		if (busy < 0)
 			busy = 0;

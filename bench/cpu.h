@@ -46,9 +46,11 @@ struct cpu_snap {
 };
 
 /* Busy time of a set of CPUs over a window, seconds. busy = the kinds'
- * sum; sampled = what the ticks attributed (for comparison). */
+ * sum; sampled = what the ticks attributed (for comparison); steal = what
+ * the hypervisor gave another tenant, in neither (a vCPU that waited). */
 struct cpu_use {
 	double window_s, busy_s, usr_s, sys_s, softirq_s, irq_s, sampled_s;
+	double steal_s;
 	int ncpus;
 };
 

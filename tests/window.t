@@ -57,7 +57,7 @@ kinds_sum() {
 
 positive() { awk -v v="$1" 'BEGIN { exit !(v ~ /^[0-9.]+$/ && v > 0) }'; }
 
-plan 33
+plan 36
 
 # ---- the span: exact, not a 50 ms poll --------------------------------------
 
@@ -124,6 +124,11 @@ check_cpu() {
 	near "$(awk -v b="$(meta "$file" "${side}_busy_s")" -v e="$(meta "$file" cpu_echoes)" \
 		'BEGIN { if (e > 0) printf "%.3f", b * 1e6 / e }')" "$(meta "$file" "${side}_cpu_us_per_echo")" 0.001
 	ok $? "$name: ${side}_cpu_us_per_echo is ${side}_busy_s over cpu_echoes"
+	# Steal: the hypervisor's, between none and the whole window of every
+	# CPU the machine has.
+	awk -v s="$(meta "$file" "${side}_steal_s")" -v w="$(meta "$file" window_s)" -v n="$(nproc)" \
+		'BEGIN { exit !(s ~ /^[0-9]+(\.[0-9]+)?$/ && s <= w * n) }'
+	ok $? "$name: ${side}_steal_s is in [0, window_s x CPUs] ($(meta "$file" "${side}_steal_s"))"
 }
 
 if ! fact one-cpu >/dev/null; then
@@ -157,6 +162,7 @@ else
 		skip "cpu/split: ${side}_cpu_us_per_echo is positive" one-cpu
 		skip "cpu/split: ${side}'s usr + sys + softirq + irq make its total" one-cpu
 		skip "cpu/split: ${side}_cpu_us_per_echo is ${side}_busy_s over cpu_echoes" one-cpu
+		skip "cpu/split: ${side}_steal_s is in [0, window_s x CPUs]" one-cpu
 	done
 	for name in "the summary says cpu_scope=split" "NET_RX softirqs and kworker ms per CPU in the file" \
 		"--server-cpus overrides run.sh's placement" "--summarize pools busy time over echoes" \
