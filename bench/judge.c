@@ -362,6 +362,19 @@ static bool same_scope(const struct group *a, const struct group *b)
 	return true;
 }
 
+/* Whether a and b are runs of one repetition: the same repeat= in the same
+ * directory (one compare's), so that several compares' files can be
+ * judged together, each repetition paired within its own compare. */
+static bool same_repetition(const struct run *a, const struct run *b)
+{
+	const char *sa = strrchr(a->path, '/'), *sb = strrchr(b->path, '/');
+	size_t la = sa ? (size_t)(sa - a->path) : 0;
+	size_t lb = sb ? (size_t)(sb - b->path) : 0;
+
+	return a->repeat[0] && !strcmp(a->repeat, b->repeat) && la == lb &&
+	       !strncmp(a->path, b->path, la);
+}
+
 /*
  * The paired design: compare runs every server once per repetition, so a
  * run of g and the baseline's run of the same repeat= were measured
@@ -371,8 +384,8 @@ static bool same_scope(const struct group *a, const struct group *b)
  * sign test's): whatever slows the whole machine during one repetition
  * slows both runs of the pair and cancels. Fills fs's ratio and interval
  * and returns the number of pairs, or 0 (the ratio is not paired) when a
- * run has no partner, a repeat= is missing or given twice, or there are
- * fewer than MIN_PAIRS pairs.
+ * run has no partner, a repeat= is missing or given twice in one
+ * directory, or there are fewer than MIN_PAIRS pairs.
  */
 static size_t pair_up(const struct group *g, const struct group *base,
 		      enum figure f, struct figure_stats *fs)
@@ -393,8 +406,7 @@ static size_t pair_up(const struct group *g, const struct group *base,
 		for (j = 0; j < base->nruns; j++) {
 			const struct run *b = base->runs[j];
 
-			if (!a->repeat[0] || strcmp(a->repeat, b->repeat) ||
-			    !counts(b, f))
+			if (!same_repetition(a, b) || !counts(b, f))
 				continue;
 			if (partner)		/* the same repeat twice */
 				goto unpaired;
@@ -408,7 +420,7 @@ static size_t pair_up(const struct group *g, const struct group *base,
 	 * twice among g's runs either, or n would not match). */
 	for (i = 0; i < g->nruns; i++)
 		for (j = i + 1; j < g->nruns; j++)
-			if (!strcmp(g->runs[i]->repeat, g->runs[j]->repeat))
+			if (same_repetition(g->runs[i], g->runs[j]))
 				goto unpaired;
 	if (n != base->fig[f].n)
 		goto unpaired;
@@ -742,7 +754,7 @@ static struct group *group_runs(struct run *runs, size_t nruns,
 					runs[i].sweep[0] ? runs[i].sweep : "none");
 				return NULL;
 			}
-			if (o->repeat[0] && !strcmp(o->repeat, runs[i].repeat))
+			if (same_repetition(o, &runs[i]))
 				fprintf(stderr, "%s: warning: '%s' and '%s' are both run %s of %s: the same run given twice?\n",
 					prog, o->path, runs[i].path,
 					o->repeat, g->label);

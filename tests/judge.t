@@ -83,7 +83,7 @@ no_difference() {
 	is "$(printf '%s\n' "${got[@]}")" "$(printf '%s: no difference detected\n' p50 p99 rps cpu)" "$name"
 }
 
-plan 79
+plan 81
 
 # ---- the help ----------------------------------------------------------------
 
@@ -207,6 +207,12 @@ done
 out=$("$JUDGE" "$dir"/drifttwin/*.tsv)
 no_difference "judge/paired: the same drifting runs under two labels, no difference" "$out" twin
 like "$(line "$out" twin cpu)" " ratio=1\.000 ratio_lo=1\.000 ratio_hi=1\.000 pairs=8 " "judge/paired: identical pairs give 1 exactly"
+# Two compares' files together: each repetition pairs within its own
+# directory, and the repeat numbers both use are no warning.
+cp -r "$dir/drift" "$dir/drift2"
+out=$("$JUDGE" "$dir"/drift/*.tsv "$dir"/drift2/*.tsv 2>"$dir/drift2.err")
+like "$(line "$out" dearer cpu)" " pairs=16 verdict=costlier$" "judge/two compares' directories: 16 pairs, within each"
+is "$(cat "$dir/drift2.err")" "" "judge/two compares' directories: no 'given twice' warning"
 # A run without a partner unpairs the server: one of dearer's runs gone.
 rm "$dir/drift/dearer-3.tsv"
 out=$("$JUDGE" "$dir"/drift/*.tsv)
