@@ -4,8 +4,8 @@
 #
 # Idempotent: packages already installed are left alone and only the missing
 # ones are named and installed. Works without a terminal (CI). Then the
-# guest's other kernel (vm/kernels.sh fetch 6.12): downloaded and unpacked
-# into the suite's cache, never installed into /boot.
+# guest's kernels (vm/kernels.sh fetch 6.1 6.12): downloaded and unpacked
+# into the suite's cache, never installed: the host's /boot is not touched.
 #
 # Debian 12 is what this is tested on. Ubuntu (untested: see the README)
 # names some packages differently, and has no Debian kernels for the guest.
@@ -31,7 +31,6 @@ PACKAGES=(
 	kmod                # kecho: insmod, rmmod
 	linux-headers-amd64 # kecho: the kbuild tree it builds against
 	dwarves             # kecho: pahole, for the BTF of a module built against 6.12
-	linux-image-amd64   # vm: the guest's kernel (Debian 12: 6.1) and its modules
 	linux-source-6.1    # make lint: scripts/checkpatch.pl, inside its tarball
 	xz-utils            # make lint: to unpack checkpatch.pl from that tarball
 	qemu-system-x86     # vm: the qemu guest (TCG)
@@ -64,9 +63,9 @@ missing_packages() {
 
 # distro_names PACKAGE...: the names this distribution gives them. Ubuntu
 # (untested here): bpftool lives in linux-tools-$(uname -r), the headers
-# are the running kernel's, the kernel source is linux-source, and there is
-# no Debian 6.1 kernel for the guest (its host loads modules: kecho runs
-# natively there; vm/ needs VM_KERNEL).
+# are the running kernel's, the kernel source is linux-source, and apt has
+# no Debian kernel to fetch for the guest (its host loads modules: kecho
+# runs natively there; vm/ needs VM_KERNEL).
 distro_names() {
 	local pkg
 	for pkg in "$@"; do
@@ -74,10 +73,6 @@ distro_names() {
 		ubuntu:bpftool | ubuntu:linux-perf) echo linux-tools-common "linux-tools-$(uname -r)" ;;
 		ubuntu:linux-headers-amd64) echo "linux-headers-$(uname -r)" ;;
 		ubuntu:linux-source-6.1) echo linux-source ;;
-		ubuntu:linux-image-amd64)
-			echo "deps: Ubuntu has no Debian 6.1 kernel for the guest: kecho runs natively here;" \
-				"for vm/ set VM_KERNEL to a Debian 12 vmlinuz (vm/README.md)" >&2
-			;;
 		*) echo "$pkg" ;;
 		esac
 	done | tr ' ' '\n'
@@ -95,11 +90,11 @@ available() {
 	done
 }
 
-# The guest's kernels other than the installed 6.1: into the cache, once.
+# The guest's kernels: into the cache, once (never installed: a kernel
+# package would put its image in the host's /boot).
 fetch_kernels() {
 	local v
 	for v in "${KERNEL_VERSIONS[@]}"; do
-		[[ $v != "$KERNEL_DEFAULT" ]] || continue	# a package: installed above
 		"$root/vm/kernels.sh" show "$v" >/dev/null 2>&1 && continue
 		if [[ $DISTRO == debian ]]; then
 			"$root/vm/kernels.sh" fetch "$v"

@@ -11,10 +11,19 @@ TMP=$(mktemp -d)
 export ECHOLAB_TW_MAX=1000000	# function, not timing
 trap 'rm -rf "$TMP"' EXIT
 
-plan 20
+plan 21
 # The release of the kernel the guest boots (ECHOLAB_KERNEL picks it).
 kver=$("$ROOT/vm/run-vm.sh" --print-kernel)
 diag "the guest's kernel: $kver"
+# It boots from the suite's cache, never from an image installed in /boot.
+image=$("$ROOT/vm/kernels.sh" show | sed -n 's/^image=//p')
+cache=${ECHOLAB_KERNEL_CACHE:-/var/cache/echolab/kernels}
+if [[ -n ${VM_KERNEL:-} && ${ECHOLAB_KERNEL:-6.1} == 6.1 ]]; then
+	[[ $image == "$VM_KERNEL" ]]	# one of your own
+else
+	[[ $image == "$cache"/* && -f $image ]]
+fi
+ok $? "vm-run/the guest's kernel image is the cache's (or VM_KERNEL), not /boot's ($image)"
 
 for server in user ebpf kecho; do
 	out=$(VM_TIMEOUT=600 guest_run "$RUN" --vm "$server" -t 50 -r 2 -q)

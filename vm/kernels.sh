@@ -5,18 +5,20 @@
 # modules (kecho.ko) built for each.
 #
 #   vm/kernels.sh list             the versions, and whether each is here
-#   vm/kernels.sh fetch VERSION... download and unpack (root; 6.12 only)
+#   vm/kernels.sh fetch VERSION... download and unpack (root)
 #   vm/kernels.sh show [VERSION]   release, image, modules and build tree
 #   vm/kernels.sh module DIR [VERSION]  build DIR's module (kecho) for it
 #                                  (if stale); its path
 #
 # Versions (default: $ECHOLAB_KERNEL, else 6.1):
-#   6.1    Debian 12's own kernel, installed by 'make deps' (linux-image-amd64,
-#          linux-headers-amd64): /boot/vmlinuz-6.1.0-*-amd64, /lib/modules
-#   6.12   Debian 12's linux-image-6.12-amd64 (bookworm-security), fetched
-#          with 'apt-get download' and unpacked with 'dpkg-deb -x' into
-#          $ECHOLAB_KERNEL_CACHE/6.12 (default /var/cache/echolab/kernels),
-#          never installed: /boot and the bootloader are not touched
+#   6.1    Debian 12's own kernel (the release linux-image-amd64 names)
+#   6.12   Debian 12's linux-image-6.12-amd64 (bookworm-security)
+# Each is fetched with 'apt-get download' (image, headers, kbuild) and
+# unpacked with 'dpkg-deb -x' into $ECHOLAB_KERNEL_CACHE/VERSION (default
+# /var/cache/echolab/kernels), never installed: /boot, /lib/modules and
+# the bootloader are not touched. VM_KERNEL=IMAGE boots that image instead
+# of 6.1's, with the modules of its release in /lib/modules (a kernel of
+# your own, or a distribution without Debian's).
 #
 # A module for a kernel other than the one DIR/NAME.ko was built for goes
 # to DIR/build/RELEASE/ (vm/run-vm.sh puts it at DIR/NAME.ko in the guest).
@@ -40,9 +42,14 @@ kernel_check() {
 	return 2
 }
 
-# kernel_meta VERSION: Debian's metapackage that names the newest release.
+# kernel_meta VERSION: Debian's metapackage that names the newest release
+# (6.1 is Debian 12's own kernel: the plain one).
 kernel_meta() {
-	echo "linux-image-$1-amd64"
+	if [[ $1 == 6.1 ]]; then
+		echo linux-image-amd64
+	else
+		echo "linux-image-$1-amd64"
+	fi
 }
 
 # kernel_find [VERSION]: the kernel's files, when they are here (status 1
@@ -51,22 +58,15 @@ kernel_find() {
 	local v=${1:-${ECHOLAB_KERNEL:-$KERNEL_DEFAULT}} dir
 	kernel_check "$v" || return 2
 	KERNEL_VERSION=$v
-	case $v in
-	6.1)
-		if [[ -n ${VM_KERNEL:-} ]]; then
-			KERNEL_IMAGE=$VM_KERNEL
-		else
-			KERNEL_IMAGE=$(printf '%s\n' /boot/vmlinuz-6.1.0-*-amd64 | sort -V | tail -n 1)
-		fi
+	if [[ $v == 6.1 && -n ${VM_KERNEL:-} ]]; then
+		KERNEL_IMAGE=$VM_KERNEL
 		[[ -f $KERNEL_IMAGE ]] || {
-			echo "no guest kernel at /boot/vmlinuz-6.1.0-*-amd64: install it" \
-				"(apt-get install linux-image-amd64, or 'make deps') or set VM_KERNEL" >&2
+			echo "VM_KERNEL=$VM_KERNEL: no such kernel image" >&2
 			return 1
 		}
 		KERNEL_RELEASE=${KERNEL_IMAGE##*/vmlinuz-}
 		KERNEL_MODDIR=/lib/modules/$KERNEL_RELEASE
-		;;
-	*)
+	else
 		dir=$KERNEL_CACHE/$v/root
 		KERNEL_RELEASE=$(cat "$KERNEL_CACHE/$v/release" 2>/dev/null) || KERNEL_RELEASE=
 		KERNEL_IMAGE=$dir/boot/vmlinuz-$KERNEL_RELEASE
@@ -76,12 +76,11 @@ kernel_find() {
 			return 1
 		}
 		KERNEL_MODDIR=$dir/lib/modules/$KERNEL_RELEASE
-		;;
-	esac
+	fi
 	KERNEL_KDIR=$KERNEL_MODDIR/build
 	[[ -f $KERNEL_MODDIR/modules.dep ]] || {
 		echo "no modules for $KERNEL_RELEASE in $KERNEL_MODDIR" \
-			"(6.1: apt-get install linux-image-$KERNEL_RELEASE)" >&2
+			"(sudo vm/kernels.sh fetch $v)" >&2
 		return 1
 	}
 }
@@ -91,13 +90,8 @@ kernel_find() {
 # cache; point the build tree's absolute links and include into the
 # cache; depmod -b. Nothing is installed.
 kernel_fetch() {
-	local v=$1 meta release base tmp dir deb pkgs
+	local v=$1 meta release tmp dir deb pkgs
 	kernel_check "$v" || return 2
-	if [[ $v == 6.1 ]]; then
-		echo "kernels: 6.1 is Debian 12's installed kernel: 'sudo make deps' installs it" >&2
-		kernel_find 6.1 >/dev/null
-		return
-	fi
 	[[ $(id -u) -eq 0 ]] || {
 		echo "kernels: fetching $v writes $KERNEL_CACHE: run it as root (sudo make deps)" >&2
 		return 1
@@ -111,9 +105,16 @@ kernel_fetch() {
 			"run 'apt-get update')" >&2
 		return 1
 	}
-	base=${release%-amd64}
-	pkgs=("linux-image-$release" "linux-headers-$release"
-		"linux-headers-$base-common" "linux-kbuild-$base")
+	# The headers' common part and kbuild are named by the headers package
+	# (6.12: linux-kbuild-6.12.N+deb12; 6.1: linux-kbuild-6.1).
+	mapfile -t pkgs < <(apt-cache depends "linux-headers-$release" 2>/dev/null |
+		sed -n 's/^ *Depends: \(linux-headers-.*-common\|linux-kbuild-[0-9].*\)$/\1/p' | sort -u)
+	((${#pkgs[@]} == 2)) || {
+		echo "kernels: linux-headers-$release does not name its common headers and kbuild" \
+			"(apt-cache depends linux-headers-$release)" >&2
+		return 1
+	}
+	pkgs=("linux-image-$release" "linux-headers-$release" "${pkgs[@]}")
 	echo "kernels: fetching $v ($release) into $KERNEL_CACHE/$v: ${pkgs[*]}" >&2
 	mkdir -p "$KERNEL_CACHE/$v"
 	tmp=$(mktemp -d "$KERNEL_CACHE/$v/fetch.XXXXXX")

@@ -31,8 +31,9 @@
 # and its exit status is this script's. Own failures: 2 usage, 124 timeout,
 # 125 the guest or qemu failed.
 #
-# Environment: ECHOLAB_KERNEL (--kernel's default), VM_KERNEL (6.1's image;
-# default: the newest /boot/vmlinuz-6.1.0-*-amd64),
+# Environment: ECHOLAB_KERNEL (--kernel's default), VM_KERNEL (an image to
+# boot instead of 6.1's, its modules in /lib/modules; default: 6.1's, from
+# the cache vm/kernels.sh fetches into),
 # VM_SMP (2), VM_MEM (2G), VM_TCG_THREAD (multi: a host thread per vCPU;
 # single: one for all, about 1.4 x slower), VM_TOOLS (more host commands to copy in),
 # VM_APPEND (more kernel command line, e.g. slub_debug=FZP), VM_LOG_LINES
@@ -146,7 +147,7 @@ find_kernel() {
 	kernel_check "$kversion" 2>/dev/null ||
 		usage_error "unknown kernel '$kversion' (ECHOLAB_KERNEL?); the guest boots ${KERNEL_VERSIONS[*]}"
 	if ! why=$(kernel_find "$kversion" 2>&1); then
-		[[ $kversion != "$KERNEL_DEFAULT" ]] || fail "$why"
+		[[ $kversion != 6.1 || -z ${VM_KERNEL:-} ]] || fail "$why"
 		warn "kernel $kversion is not in the cache yet; fetching it (once)"
 		kernel_fetch "$kversion" >&2 || fail "cannot fetch kernel $kversion: $why"
 	fi
