@@ -31,10 +31,12 @@ NS_CLI_IP=10.213.0.2
 NETEM=		# --netem: tc netem's parameters on both ends of the veth
 
 # The headline workloads (--workload), each a steady state: a second of
-# warm-up, not recorded, then five measured seconds.
+# warm-up, not recorded, then five measured seconds; twenty for ping-pong,
+# whose CPU per echo varied 7-9% from one 5-second run to the next and
+# 3-4% between 20-second ones (user, uring: 8 runs each).
 declare -A WORKLOADS=(
 	[busy]="-t 50 -d 5 --warmup 1"
-	[pingpong]="-t 1 -d 5 --warmup 1"
+	[pingpong]="-t 1 -d 20 --warmup 1"
 	[connect]="-t 1000 -d 5 -m 1 --warmup 1"
 )
 DEFAULT_WORKLOAD=busy
@@ -111,7 +113,8 @@ What is measured:
                  its echoes return; pingpong: one connection; connect: 1000
                  clients, a new connection per request. Each runs a 1 s
                  warm-up, not recorded, then 5 measured seconds (bench
-                 --warmup 1 -d 5)
+                 --warmup 1 -d 5); pingpong 20, as one echo in flight
+                 varies more
   --repeat MIN-MAX  runs per server (default 5-15): MIN repetitions, then
                  one more at a time until every server's CPU per echo is
                  known within +-PCT % (its median's 95% interval), or MAX
