@@ -8,8 +8,10 @@
 # For each server: its median in each DIR (bench/judge over DIR's raw
 # files, against user, or the first server when user was not measured),
 # the spread (max / min - 1 across the DIRs), and its verdict against
-# the baseline in each DIR. The last column says whether the verdicts are
-# identical in every DIR. Nothing is run; only the raw files are read.
+# the baseline in each DIR, whether those verdicts are identical in every
+# DIR, and the verdict of every DIR's runs judged together (each run paired
+# with the baseline's of its own compare and repetition: bench/judge).
+# Nothing is run; only the raw files are read.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 JUDGE=$ROOT/bench/judge
@@ -38,20 +40,26 @@ done
 ((${#DIRS[@]} >= 2)) || die "give two or more comparison directories (see --help)"
 [[ -x $JUDGE ]] || make -C "$ROOT" --no-print-directory bench >/dev/null
 
-# judge_dir DIR: judge's lines for DIR, user the baseline when it is there.
-judge_dir() {
-	local files=() base=user
-	mapfile -t files < <(compgen -G "$1/*.tsv.gz" || true; compgen -G "$1/*.tsv" || true)
-	((${#files[@]})) || die "$1: no raw files"
+# judge_dirs DIR...: judge's lines for the DIRs' runs together, user the
+# baseline when it is there.
+judge_dirs() {
+	local files=() base=user d
+	for d in "$@"; do
+		mapfile -t -O "${#files[@]}" files < <(compgen -G "$d/*.tsv.gz" || true; compgen -G "$d/*.tsv" || true)
+	done
+	((${#files[@]})) || die "$*: no raw files"
 	if ! grep -q '^# label=user$' < <(zcat -f "${files[@]}"); then
 		base=$(zcat -f "${files[0]}" | sed -n 's/^# label=//p' | head -n1)
 	fi
-	"$JUDGE" --baseline "$base" "${files[@]}" || die "$1: bench/judge could not judge it"
+	"$JUDGE" --baseline "$base" "${files[@]}" || die "$*: bench/judge could not judge it"
 }
 
-for d in "${DIRS[@]}"; do
-	judge_dir "$d" | sed "s|^|$d |"
-done | awk -v fig="$FIGURE" -v ndirs="${#DIRS[@]}" '
+{
+	for d in "${DIRS[@]}"; do
+		judge_dirs "$d" | sed "s|^|$d |"
+	done
+	judge_dirs "${DIRS[@]}" | sed 's|^|* |'	# '*': all of them
+} | awk -v fig="$FIGURE" -v ndirs="${#DIRS[@]}" '
 	$4 != "figure=" fig { next }
 	{
 		dir = $1
@@ -61,6 +69,11 @@ done | awk -v fig="$FIGURE" -v ndirs="${#DIRS[@]}" '
 			m[k] = v
 		}
 		s = m["label"]
+		if (dir == "*") {
+			pooled[s] = m["verdict"] == "-" ? "baseline" : \
+				m["verdict"] " (" m["ratio"] (m["ratio_lo"] == "-" ? "" : " [" m["ratio_lo"] ", " m["ratio_hi"] "]") ")"
+			next
+		}
 		if (!(s in seen)) { seen[s] = 1; order[++ns] = s }
 		if (!(dir in dseen)) { dseen[dir] = 1; dorder[++nd] = dir }
 		med[s, dir] = m["median"]
@@ -73,7 +86,7 @@ done | awk -v fig="$FIGURE" -v ndirs="${#DIRS[@]}" '
 	END {
 		printf "| server | %s per run set", fig
 		for (d = 1; d <= nd; d++) { n = split(dorder[d], part, "/"); printf "%s %s", (d > 1 ? " /" : ","), part[n] }
-		printf " | spread | verdicts | identical |\n|---|---|---|---|---|\n"
+		printf " | spread | verdicts | identical | all together |\n|---|---|---|---|---|---|\n"
 		for (i = 1; i <= ns; i++) {
 			s = order[i]; lo = ""; hi = ""; line = ""; vl = ""; same = 1
 			for (d = 1; d <= nd; d++) {
@@ -87,6 +100,7 @@ done | awk -v fig="$FIGURE" -v ndirs="${#DIRS[@]}" '
 				if (bare[s, dorder[d]] != bare[s, dorder[1]]) same = 0
 			}
 			spread = (lo > 0) ? sprintf("%.1f%%", 100 * (hi / lo - 1)) : "-"
-			printf "| %s | %s | %s | %s | %s |\n", s, line, spread, vl, same ? "yes" : "no"
+			printf "| %s | %s | %s | %s | %s | %s |\n", s, line, spread, vl, same ? "yes" : "no", \
+				(s in pooled) ? pooled[s] : "-"
 		}
 	}'
