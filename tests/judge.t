@@ -107,12 +107,18 @@ for spec in "1 5 100 20000 1500 50" "2 5 3000 800 9000 20" "3 8 40 150000 300 10
 	no_difference "judge/same distribution, set $set ($count runs, noise $((noise / 10))%): no difference for every figure" "$out" other
 done
 
+# twins FROM TO: TO holds FROM's user runs, and each again labelled twin.
+twins() {
+	local f
+	mkdir -p "$dir/$2"
+	for f in "$dir/$1"/user-*.tsv; do
+		cp "$f" "$dir/$2/"
+		sed 's/^# label=user$/# label=twin/' "$f" >"$dir/$2/twin-${f##*-}"
+	done
+}
+
 # The same runs under a second label: identical data never differ.
-mkdir -p "$dir/copy"
-for f in "$dir"/same1/user-*.tsv; do
-	cp "$f" "$dir/copy/"
-	sed 's/^# label=user$/# label=twin/' "$f" >"$dir/copy/twin-${f##*-}"
-done
+twins same1 copy
 out=$("$JUDGE" "$dir"/copy/*.tsv)
 no_difference "judge/the same runs under two labels: no difference for every figure" "$out" twin
 like "$(line "$out" twin p50)" " ratio=1\.000 " "judge/the same runs under two labels: ratio 1"
@@ -199,11 +205,7 @@ like "$out" "no difference detected \(unpaired\) \|" "judge --markdown: an unpai
 out=$("$JUDGE" --markdown "$dir"/drift/*.tsv)
 like "$out" "\] costlier \|" "judge --markdown: a paired ratio carries no mark"
 # The same drifting runs under two labels: every pair's ratio is 1.
-mkdir -p "$dir/drifttwin"
-for f in "$dir"/drift/user-*.tsv; do
-	cp "$f" "$dir/drifttwin/"
-	sed 's/^# label=user$/# label=twin/' "$f" >"$dir/drifttwin/twin-${f##*-}"
-done
+twins drift drifttwin
 out=$("$JUDGE" "$dir"/drifttwin/*.tsv)
 no_difference "judge/paired: the same drifting runs under two labels, no difference" "$out" twin
 like "$(line "$out" twin cpu)" " ratio=1\.000 ratio_lo=1\.000 ratio_hi=1\.000 pairs=8 " "judge/paired: identical pairs give 1 exactly"
