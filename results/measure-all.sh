@@ -66,6 +66,7 @@ thin_factor() {
 	vm-*) k=25 ;;
 	*busy*) k=100 ;;
 	*connect*) k=16 ;;
+	*pingpong*) k=100 ;;	# 20-second runs: four times the rows
 	*) k=25 ;;
 	esac
 	runs=$(sed -n 's/^runs=\([a-z]*=[0-9]*: \)\{0,1\}\([0-9][0-9]*\) .*/\2/p' "$2/meta.txt" | sort -n | tail -n1)
