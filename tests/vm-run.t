@@ -16,12 +16,14 @@ plan 21
 kver=$("$ROOT/vm/run-vm.sh" --print-kernel)
 diag "the guest's kernel: $kver"
 # It boots from the suite's cache, never from an image installed in /boot.
-image=$("$ROOT/vm/kernels.sh" show | sed -n 's/^image=//p')
-cache=${ECHOLAB_KERNEL_CACHE:-/var/cache/echolab/kernels}
-if [[ -n ${VM_KERNEL:-} && ${ECHOLAB_KERNEL:-6.1} == 6.1 ]]; then
+# shellcheck source=vm/kernels.sh
+source "$ROOT/vm/kernels.sh"	# kernel_find, KERNEL_CACHE, KERNEL_DEFAULT
+kernel_find >/dev/null
+image=$KERNEL_IMAGE
+if [[ -n ${VM_KERNEL:-} && $KERNEL_VERSION == 6.1 ]]; then
 	[[ $image == "$VM_KERNEL" ]]	# one of your own
 else
-	[[ $image == "$cache"/* && -f $image ]]
+	[[ $image == "$KERNEL_CACHE"/* && -f $image ]]
 fi
 ok $? "vm-run/the guest's kernel image is the cache's (or VM_KERNEL), not /boot's ($image)"
 
