@@ -11,7 +11,7 @@
 # metadata); its percentiles come from the rows kept, a systematic sample
 # of 1 in K. summary.md, written from every row, stays as it was. The
 # run's exact p50/p99/p99.9 (both times) and lag p99 are recorded too
-# (full_p99_us, ...): results/curve.sh draws a thinned curve from them.
+# (full_p99_us, ...): cmd/curve.sh draws a thinned curve from them.
 # A file thinned already is thinned again: 1 in K of the rows it kept
 # (thinned= multiplied by K), its full run's counts and tails as they were.
 set -euo pipefail

@@ -21,7 +21,7 @@
 #   scatter-NAME.png   thread id against response time, one per server
 #   sweep-latency.png, sweep-rps.png   when the files come from a --sweep
 #   curve.png, curve.tsv   latency against load, for compare --curve
-#                      (results/curve.sh)
+#                      (cmd/curve.sh)
 # A run bench found client-bound (the client held the requests back) is
 # named in every title. Nothing is run; the same server has the same place
 # and colour everywhere.
@@ -291,9 +291,9 @@ main() {
 	plot_sweep "$dir" "$tmp"
 	n=$((${#servers[@]} + 2))
 	! plot_cpu "$dir" || n=$((n + 1))
-	# compare --curve: latency against load (results/curve.sh).
+	# compare --curve: latency against load (cmd/curve.sh).
 	if [[ -f $dir/meta.txt ]] && grep -q '^curve=' "$dir/meta.txt"; then
-		"$ROOT/results/curve.sh" --bound "$(sed -n 's/^curve=bound=//p' "$dir/meta.txt")" "$dir" >/dev/null &&
+		"$ROOT/cmd/curve.sh" --bound "$(sed -n 's/^curve=bound=//p' "$dir/meta.txt")" "$dir" >/dev/null &&
 			n=$((n + 1))
 	fi
 	echo "plots: $n PNG files in $dir ($metric: $what)"

@@ -23,7 +23,7 @@
 # within +-2.5%, at most 15; vm-busy: 5, as TCG runs are slow). Each raw file
 # keeps 1 in K of its rows, K larger in proportion when a compare ran more
 # than 5 runs per server, so that a step stays near its size at 5. At the
-# end, results/agreement.sh compares each workload's back-to-back compares.
+# end, cmd/agreement.sh compares each workload's back-to-back compares.
 # Run it on an idle machine: every
 # process besides the suite's takes CPU time the comparison counts as the
 # servers'. Needs root, as compare does.
@@ -97,9 +97,9 @@ for step in "${STEPS[@]}"; do
 	fi
 	# shellcheck disable=SC2046 # compare_args: several words
 	"$ROOT/run.sh" compare $(compare_args "$step") "${REPEAT[@]}" --out "$out"
-	"$ROOT/results/thin.sh" "$(thin_factor "$step" "$out")" "$out"
+	"$ROOT/cmd/thin.sh" "$(thin_factor "$step" "$out")" "$out"
 	"$ROOT/run.sh" compare --summarize "$out"
-	"$ROOT/results/plot.sh" "$out"
+	"$ROOT/cmd/plot.sh" "$out"
 	rm -f "$out"/scatter-*.png	# a plot per server of every kept row: redrawn on demand
 done
 echo "== $(date -u +%H:%M:%S) done: ${STEPS[*]}"
@@ -107,6 +107,6 @@ echo "== $(date -u +%H:%M:%S) done: ${STEPS[*]}"
 for w in busy pingpong connect; do
 	set -- "$INTO/$DATE-$w"-[0-9]
 	[[ -d $1 && -d ${2:-} ]] || continue
-	echo "== agreement of $w's $# compares (results/agreement.sh):"
-	"$ROOT/results/agreement.sh" "$@"
+	echo "== agreement of $w's $# compares (cmd/agreement.sh):"
+	"$ROOT/cmd/agreement.sh" "$@"
 done
