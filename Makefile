@@ -113,7 +113,7 @@ test-unit: bench tests
 
 lint:
 	shellcheck -x run.sh .ci/run lib/*.sh cmd/*.sh scripts/*.sh servers/*.sh tests/*.t \
-		tests/*.sh tests/guest/*.sh results/*.sh vm/*.sh kecho/*.sh ftrace/*.sh
+		tests/*.sh tests/guest/*.sh vm/*.sh kecho/*.sh ftrace/*.sh
 	$(MAKE) -C kecho lint
 
 vm-check:
@@ -130,7 +130,7 @@ soak: all
 # METRIC=arrival|rtt|auto: which response time; auto prefers arrival.
 METRIC ?= auto
 plots: bench
-	METRIC=$(METRIC) ./results/plot.sh $(RESULTS)
+	METRIC=$(METRIC) ./cmd/plot.sh $(RESULTS)
 
 # core.hooksPath, not a copy in .git/hooks: every worktree of a clone runs
 # the hooks/ of its own checkout, and a change to the hook needs no reinstall.

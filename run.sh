@@ -182,7 +182,7 @@ cmd_vm() {
 	in_guest "$dir" "${VM_TIMEOUT:-1800}" ./run.sh bench "$server" --out /out "$@" || rc=$?
 	# bench user --bypass is a comparison: the guest has no gnuplot.
 	if [[ -e $dir/summary.md ]]; then
-		"$ROOT/results/plot.sh" "$dir" | sed 's/^/  /'
+		"$ROOT/cmd/plot.sh" "$dir" | sed 's/^/  /'
 		echo "results: $dir"
 	fi
 	return "$rc"

@@ -136,13 +136,13 @@ What is measured:
                  to 115% of the highest, --repeat 3 by default, bench
                  $CURVE_ARGS unless BENCH-ARGS say otherwise (they need
                  -c). Adds curve.png, curve.tsv and each server's knee
-                 to summary.md (results/curve.sh)
+                 to summary.md (cmd/curve.sh)
   --bound US     the p99 bound of --curve's knees (default 1000)
   --points F,..  --curve's offered loads as fractions of the capacity
                  (default ${CURVE_POINTS// /,})
   --out DIR      results directory (default results/DATE-PLACEMENT)
   --summarize DIR  write DIR's summary.md again from its raw files and
-                 meta.txt (after results/thin.sh, say); nothing is run
+                 meta.txt (after cmd/thin.sh, say); nothing is run
   BENCH-ARGS     passed to every bench run instead of the workload's
 
 The last line printed is 'results: DIR'.
@@ -783,10 +783,10 @@ write_summary() {
 			echo "(from each message's due time to the echo's arrival) stays under the bound,"
 			echo "before the first point over it; a client-limited point (bench's CPUs over"
 			echo "90% busy, marked +) ends a repetition's search and is never a knee."
-			echo "curve.png draws it; curve.tsv holds every point (results/curve.sh)."
+			echo "curve.png draws it; curve.tsv holds every point (cmd/curve.sh)."
 			echo
-			"$ROOT/results/curve.sh" --bound "$BOUND" --no-plot "$OUT" ||
-				echo "(results/curve.sh could not read these runs: its message is in compare's output)"
+			"$ROOT/cmd/curve.sh" --bound "$BOUND" --no-plot "$OUT" ||
+				echo "(cmd/curve.sh could not read these runs: its message is in compare's output)"
 			echo
 		fi
 		local dir=${OUT#"$ROOT"/results/}
@@ -867,14 +867,14 @@ compare_in_guest() {
 		./run.sh compare --out /out "${GUEST_ARGS[@]}" || rc=$?
 	# The guest has no gnuplot: the host draws, from the raw files alone.
 	if compgen -G "$OUT/*.tsv" >/dev/null; then
-		"$ROOT/results/plot.sh" "$OUT" | sed 's/^/  /'
+		"$ROOT/cmd/plot.sh" "$OUT" | sed 's/^/  /'
 	fi
 	echo "results: $OUT"
 	exit "$rc"
 }
 
 # --summarize DIR: summary.md again from DIR's raw files and meta.txt
-# alone (after results/thin.sh, or a newer judge); nothing is run.
+# alone (after cmd/thin.sh, or a newer judge); nothing is run.
 compare_resummarize() {
 	local dir=${1:-} key f label line
 	[[ -n $dir && -f $dir/meta.txt ]] || usage_error "--summarize needs a comparison's directory (one with meta.txt)"
@@ -953,7 +953,7 @@ main() {
 	write_summary
 	# In the guest (no gnuplot) the host draws once the guest is done.
 	if ((${#MEASURED[@]})) && [[ $WHERE != vm ]]; then
-		"$ROOT/results/plot.sh" "$OUT" | sed 's/^/  /'
+		"$ROOT/cmd/plot.sh" "$OUT" | sed 's/^/  /'
 	fi
 	cat "$OUT/summary.md"
 	[[ $WHERE == vm ]] || echo "results: $OUT"	# the host says it, after plotting

@@ -119,7 +119,7 @@ helps() {
 		help_of "$s.sh" "$ROOT/ftrace/$s.sh" --help
 	done
 	help_of run-vm.sh "$ROOT/vm/run-vm.sh" --help
-	help_of plot.sh "$ROOT/results/plot.sh" --help
+	help_of plot.sh "$ROOT/cmd/plot.sh" --help
 }
 
 # help_of NAME CMD...: CMD's help into help/NAME; a case when it gives

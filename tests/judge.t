@@ -314,7 +314,7 @@ like "$(grep '^| fast |' <<<"$out")" "^\| fast \| 5 \| [0-9.]+ \[[0-9.]+, [0-9.]
 like "$(grep '^| two |' <<<"$out")" "too few runs" "judge/--markdown: too few runs said"
 like "$out" "beyond 1 ± 3% .*left out of latency" "judge/--markdown: the paragraph says the threshold and what is left out"
 
-# ---- results/agreement.sh: back-to-back comparisons side by side -------------------------
+# ---- cmd/agreement.sh: back-to-back comparisons side by side -------------------------
 
 # Two comparisons where ebpf is 1.5 x user's CPU per echo, and a third
 # where it is user's: the verdicts agree in the first two only.
@@ -324,7 +324,7 @@ runs agree-2 user 5 100 20000 1000
 runs agree-2 ebpf 5 100 20000 1500
 runs agree-3 user 5 100 20000 1000
 runs agree-3 ebpf 5 100 20000 1000
-AGREE=$ROOT/results/agreement.sh
+AGREE=$ROOT/cmd/agreement.sh
 out=$("$AGREE" "$dir/agree-1" "$dir/agree-2")
 ok $? "agreement: exit 0"
 like "$(grep '^| ebpf |' <<<"$out")" \

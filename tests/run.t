@@ -71,7 +71,7 @@ absent "run/bench: server stopped, port free" . listeners "$PORT"
 # make plots draws from the raw file alone.
 plotdir=$(mktemp -d)
 cp "$raw" "$plotdir/"
-"$ROOT/results/plot.sh" "$plotdir" >/dev/null
+"$ROOT/cmd/plot.sh" "$plotdir" >/dev/null
 ok $? "run/plots: exit 0"
 for png in boxplot cdf scatter-user; do
 	[[ $(head -c 8 "$plotdir/$png.png" 2>/dev/null | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]]

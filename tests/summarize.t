@@ -134,7 +134,7 @@ out=$("$BENCH" --summarize "$dir/cpu-old.tsv")
 is "$(field "$out" server_cpu_us_per_echo)/$(field "$out" cpu_scope)" nan/unknown \
 	"summarize/cpu: none known: nan"
 
-# results/thin.sh: a thinned file keeps its counts, its rate and its CPU per
+# cmd/thin.sh: a thinned file keeps its counts, its rate and its CPU per
 # echo exactly (metadata); its percentiles come from the rows kept.
 mkdir -p "$dir/thin"
 {
@@ -145,7 +145,7 @@ mkdir -p "$dir/thin"
 } >"$dir/thin/user-1.tsv"
 before=$("$BENCH" --summarize "$dir/thin/user-1.tsv")
 jbefore=$("$JUDGE" "$dir/thin/user-1.tsv" | grep -E 'figure=(rps|cpu) ')
-"$ROOT/results/thin.sh" 10 "$dir/thin" >/dev/null
+"$ROOT/cmd/thin.sh" 10 "$dir/thin" >/dev/null
 ok $? "summarize/thin: thin.sh 10 exits 0"
 after=$("$BENCH" --summarize "$dir/thin/user-1.tsv.gz")
 is "$(field "$after" samples)/$(field "$after" ok)/$(field "$after" failed)/$(field "$after" rps)/$(field "$after" arrival_n)" \
@@ -156,7 +156,7 @@ is "$(field "$after" p50_us)" 491.0 "summarize/thin: percentiles from the rows k
 is "$("$JUDGE" "$dir/thin/user-1.tsv.gz" | grep -E 'figure=(rps|cpu) ')" "$jbefore" \
 	"summarize/thin: judge's rps and cpu as before thinning"
 # Thinned again: 1 in 10 of the rows kept, the full run's counts as they were.
-"$ROOT/results/thin.sh" 10 "$dir/thin" >/dev/null
+"$ROOT/cmd/thin.sh" 10 "$dir/thin" >/dev/null
 ok $? "summarize/thin: thinning a thinned file again exits 0"
 again=$("$BENCH" --summarize "$dir/thin/user-1.tsv.gz")
 is "$(gzip -dc "$dir/thin/user-1.tsv.gz" | sed -n 's/^# thinned=//p')/$(gzip -dc "$dir/thin/user-1.tsv.gz" | grep -vc '^#')" 100/11 \
