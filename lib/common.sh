@@ -57,6 +57,40 @@ join() {
 	echo "$out"
 }
 
+# ---- waiting ----------------------------------------------------------------
+
+# wait_until [-i INTERVAL] SECONDS CMD [ARG...]: run CMD every INTERVAL
+# seconds (0.1) until it succeeds, for SECONDS at most (fractions allowed:
+# 0.5); status 0 once it did, 1 when time ran out first. CMD runs at least
+# once, and once more at the deadline, so a slow machine that sleeps past
+# it still gets its last look. The one polling loop of the suite (after
+# kselftest's busywait, in seconds).
+wait_until() {
+	local step=0.1 deadline
+	if [[ $1 == -i ]]; then
+		step=$2
+		shift 2
+	fi
+	deadline=$(($(_now_us) + $(_seconds_us "$1")))
+	shift
+	while :; do
+		"$@" && return 0
+		(($(_now_us) < deadline)) || return 1
+		sleep "$step"
+	done
+}
+
+# _now_us: the wall clock in microseconds (bash's EPOCHREALTIME: no fork).
+_now_us() { echo "${EPOCHREALTIME//[!0-9]/}"; }
+
+# _seconds_us SECONDS: 1.5 -> 1500000; whole or with up to 6 decimals.
+_seconds_us() {
+	local whole=${1%%.*} frac=
+	[[ $1 == *.* ]] && frac=${1#*.}
+	frac=${frac}000000
+	echo $((10#${whole:-0} * 1000000 + 10#${frac:0:6}))
+}
+
 # ---- addresses ------------------------------------------------------------------
 
 # is_ipv4 ADDR: ADDR is an IPv4 dotted quad, four decimal parts of 0-255

@@ -26,6 +26,7 @@ plan() { echo "1..$1"; }
 # or garbled status is a failure, never a pass).
 ok() {
 	local status=$1 name=$2
+	[[ -z $_case || $name == "$_case: "* || $name == "$_case/"* ]] || name="$_case: $name"
 	_tap_n=$((_tap_n + 1))
 	if [[ $status =~ ^[0-9]+$ && $status -eq 0 ]]; then
 		echo "ok $_tap_n - $name"
@@ -195,13 +196,11 @@ skip_all() {
 diag() { sed 's/^/# /' <<<"$*"; }
 
 done_testing() {
-	_unknown_cases
 	exit $((_tap_failed > 0))
 }
 
 # For a file whose number of cases is known only at its end.
 plan_at_end() {
-	_unknown_cases
 	echo "1..$_tap_n"
 	done_testing
 }
@@ -388,6 +387,12 @@ loaded_modules() {
 	[[ -z $out ]] || echo "$out"
 }
 
+# pid_gone PID: no such process any more (for wait_until).
+pid_gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# port_taken PORT: something listens on it (for wait_until).
+port_taken() { [[ -n $(listeners "$1" 2>/dev/null) ]]; }
+
 # port_free PORT: nothing listens on it; false too when ss cannot tell.
 port_free() {
 	local items
@@ -568,8 +573,10 @@ each_variant() {
 			ok 1 "$label: run.sh's availability agrees with the platform"
 			diag "$label: run.sh says '${why:-it runs here}'; the platform: ${lacks:-has all it needs ($(server_get "$server" needs))}"
 		elif [[ -z $why ]]; then
+			_case=$label
 			# shellcheck disable=SC2086 # args: zero or more start options
 			"$func" "$label" "$server" $args
+			_case=
 		elif [[ ${ECHOLAB_WHERE:-} == vm ]]; then
 			skip "$label: $(basename "$0" .t)" "$lacks"
 		else
@@ -616,6 +623,7 @@ relay_from_guest() {
 # ran to its planned end (that result told), 2 when the guest died, 1
 # otherwise (both with what the guest printed that is not TAP).
 _relay_once() {
+	local _case=	# the guest's names carry their own cases
 	local line name n=0 out planned=none file=tests/$1 rest=() died=0 from
 	shift
 	out=$(mktemp -d)
@@ -689,17 +697,36 @@ need_guest() {
 	fi
 }
 
-# ---- picking files and cases: TESTS -----------------------------------------
+# ---- cases by name: ALL_TESTS and TESTS --------------------------------------
 #
-# TESTS names files and cases, as kselftest's TESTS does (make check
-# TESTS=..., or the environment): 'contract user' runs those two files
-# (tests/prove.sh picks them); 'contract:user-w2' runs that case of
-# contract.t only, 'compare:native,bypass' two of compare.t. A case is a
-# variant where a file runs each_variant (its label; or a server that is
-# no label, for all its variants: contract:kecho), or a group of cases
-# that a file asks case_selected about.
+# Every file declares its cases in the order they run, as kselftest's net
+# tests do, and lets TESTS pick some of them:
+#
+#     source "$(dirname "$0")/lib.sh"
+#     ALL_TESTS="interrupted keep-connection workers-2"
+#     select_cases "$@"	# first, before anything that has an effect
+#     root_or_bail_out
+#     ...setup...
+#     run_tests		# test_interrupted, test_keep_connection, ...
+#     plan_at_end
+#
+# A case NAME runs as the function test_NAME, its hyphens as underscores.
+# Where the cases are the declared variants of the servers (each_variant),
+# ALL_TESTS=$(variant_cases) and each_variant runs them instead.
+#
+# TESTS names files and cases (make check TESTS=..., or the environment):
+# 'contract user' runs those two files whole (tests/prove.sh picks them);
+# 'user:interrupted,workers-2' two cases of user.t; 'contract:kecho' every
+# variant of kecho. A name a file does not have is a usage error, exit 2
+# with the file's cases listed, before anything runs; `bash tests/FILE.t
+# --list` prints a file's cases, one a line.
+#
+# Every result's name starts with its case: 'CASE: what' or 'CASE/sub:
+# what' (ok adds 'CASE: ' to a name that does not), so a failure names
+# what to run again: TESTS=FILE:CASE.
 
-declare -A _cases_asked=()	# [CASE] = 1 once case_selected was asked
+SELECTED=()	# the cases to run, in ALL_TESTS's order
+_case=	# the case running now (run_tests, each_variant)
 
 # _named_cases: the cases TESTS names for this file, one a line; nothing
 # when it names none, or names the file whole.
@@ -718,25 +745,74 @@ _named_cases() {
 	((${#cases[@]} == 0)) || printf '%s\n' "${cases[@]}"
 }
 
-# case_selected NAME: whether to run the case (or group of cases) NAME of
-# this file: TESTS names it, or names no case of this file.
-case_selected() {
-	local named
-	_cases_asked[$1]=1
+# select_cases [--list]: SELECTED from ALL_TESTS and TESTS. --list prints
+# ALL_TESTS and exits. A case TESTS names that ALL_TESTS lacks: the usage
+# error, exit 2.
+select_cases() {
+	local me=${0##*/} c named all=() unknown=()
+	me=${me%.t}
+	read -d '' -ra all <<<"${ALL_TESTS:-}"
+	if ((${#all[@]} == 0)); then
+		echo "Bail out! $me.t declares no cases (ALL_TESTS)"
+		exit 1
+	fi
 	named=$(_named_cases)
-	[[ -z $named ]] || grep -qxF -- "$1" <<<"$named"
+	for c in $named; do
+		[[ " ${all[*]} " == *" $c "* ]] || unknown+=("$c")
+	done
+	if ((${#unknown[@]})); then
+		{
+			echo "$me.t: no case named '${unknown[*]}'. Its cases:"
+			printf '  %s\n' "${all[@]}"
+			echo "Run some with TESTS=$me:CASE[,CASE...], or all with TESTS=$me."
+		} >&2
+		exit 2
+	fi
+	if [[ ${1:-} == --list ]]; then
+		printf '%s\n' "${all[@]}"
+		exit 0
+	fi
+	SELECTED=()
+	for c in "${all[@]}"; do
+		[[ -z $named ]] || grep -qxF -- "$c" <<<"$named" || continue
+		SELECTED+=("$c")
+	done
 }
 
-# _unknown_cases: a failure for each case TESTS names that this file never
-# asked about (a typo must not pass as a run of nothing).
-_unknown_cases() {
-	local c
-	while read -r c; do
-		[[ -n $c && -z ${_cases_asked[$c]:-} ]] || continue
-		_cases_asked[$c]=1
-		ok 1 "TESTS: ${0##*/} has the case '$c'"
-		diag "TESTS names '$c' for ${0##*/}, which has no such variant or case group"
-	done < <(_named_cases)
+# case_selected NAME: NAME is one of the cases to run.
+case_selected() {
+	[[ " ${SELECTED[*]} " == *" $1 "* ]]
+}
+
+# run_tests: each selected case's function, in order; a case without its
+# function is a failure, not a silent pass.
+run_tests() {
+	local c f
+	for c in "${SELECTED[@]}"; do
+		_case=$c
+		f=test_${c//-/_}
+		if declare -F "$f" >/dev/null; then
+			"$f"
+		else
+			ok 1 "has its function $f"
+		fi
+	done
+	_case=
+}
+
+# variant_cases [LISTER]: the cases of a file that runs each_variant: each
+# variant's label, then each server that is no label (kecho: all three of
+# its variants).
+variant_cases() {
+	local label server labels=() servers=() s
+	while read -r label server _; do
+		labels+=("$label")
+		[[ " ${servers[*]} " == *" $server "* ]] || servers+=("$server")
+	done < <("${1:-variants}")
+	for s in "${servers[@]}"; do
+		[[ " ${labels[*]} " == *" $s "* ]] || labels+=("$s")
+	done
+	echo "${labels[*]}"
 }
 
 # tracefs_state: what the ftrace scripts must leave as they found it:

@@ -9,8 +9,10 @@
 # instead of the arguments: NAME is a file of tests/, with or without
 # tests/ and .t, any file (make check TESTS=scale runs scale.t, which only
 # check-all runs otherwise). CASE is for the file itself: a variant or a
-# case group (tests/lib.sh, case_selected). For example
+# case of ALL_TESTS (tests/lib.sh, select_cases). For example
 #     sudo make check TESTS="contract:user-w2 compare:bypass run"
+# A case a file does not have is a usage error, status 2, with the file's
+# cases listed, before any file runs.
 #
 # Exit status: prove's; 1 as well when a case failed, or, under CI
 # (CI=true), when a skip names a reason that is not one of the platform
@@ -39,8 +41,28 @@ tests_named() {
 	done
 }
 
+# cases_known: each case TESTS names is one of its file's (the file's own
+# select_cases says, through --list); status 2 and the file's message
+# when one is not.
+cases_known() {
+	local e f entries
+	read -ra entries <<<"$TESTS"
+	for e in "${entries[@]}"; do
+		[[ $e == *:* ]] || continue
+		f=${e%%:*}
+		f=$(dirname "$0")/${f##*/}
+		f=${f%.t}.t
+		if ! grep -q '^select_cases' "$f"; then
+			echo "prove.sh: ${f##*/} does not declare its cases (ALL_TESTS, select_cases): run it whole" >&2
+			return 2
+		fi
+		TESTS=$e bash "$f" --list >/dev/null || return 2
+	done
+}
+
 if [[ -n ${TESTS:-} ]]; then
 	named=$(tests_named) || exit 2
+	cases_known || exit 2
 	mapfile -t named_files <<<"$named"
 	set -- "${named_files[@]}"
 fi
