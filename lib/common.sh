@@ -11,6 +11,13 @@
 # shellcheck disable=SC2034 # for the libraries and commands that source this
 ECHOLAB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
+# echolab_default NAME: a value common/defaults.h defines ('#define NAME
+# VALUE', quotes dropped): the C programs and these scripts read the
+# suite's defaults, the port and the state directory, from that one file.
+echolab_default() {
+	sed -n "s/^#define $1 \"\{0,1\}\([^\"]*\)\"\{0,1\}\$/\1/p" "$ECHOLAB_ROOT/common/defaults.h"
+}
+
 _prog=${0##*/}
 _prog_help=
 

@@ -13,11 +13,11 @@
 # shellcheck source=lib/registry.sh
 source "$(dirname "${BASH_SOURCE[0]}")/registry.sh"
 
-STATE_DIR=${ECHOLAB_STATE_DIR:-/run/echolab}
+STATE_DIR=${ECHOLAB_STATE_DIR:-$(echolab_default ECHOLAB_STATE_DIR)}
 SERVER_LOG=$STATE_DIR/server.log
 BENCH=$ECHOLAB_ROOT/bench/bench
 JUDGE=$ECHOLAB_ROOT/bench/judge
-DEFAULT_PORT=12345
+DEFAULT_PORT=$(echolab_default ECHOLAB_PORT)
 # Where a server listens unless --addr says otherwise: this machine only. A
 # lab tool must not open a server (a kernel-mode one at that) to the network.
 DEFAULT_ADDR=127.0.0.1

@@ -13,7 +13,7 @@ source "$ROOT/lib/lifecycle.sh"
 source "$ROOT/lib/guest.sh"
 PROBE=$ROOT/tests/build/probe
 RUN=$ROOT/run.sh
-PORT=${TEST_PORT:-12345}	# run.sh's default
+PORT=${TEST_PORT:-$DEFAULT_PORT}	# run.sh's default (common/defaults.h)
 SPARE_PORT=${TEST_SPARE_PORT:-12399}	# for servers started by hand
 
 _tap_n=0
