@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# hooks/commit-msg: a subject of at most 72 characters, a blank line, a
-# body; git's comments ignored; merges and fixup!/squash! pass. Then the
-# hook wired the way 'make hooks' wires it (core.hooksPath), in a
-# throwaway repository: git itself refuses a bad message. No root.
+# hooks/commit-msg, then the hook wired the way 'make hooks' wires it
+# (core.hooksPath), in a throwaway repository. No root. Cases:
+#   subject     a subject of 72 characters passes, one of 73 fails
+#   body        a good message passes; no blank line, no body, or blank
+#               lines only after the subject fail
+#   empty       an empty message (comments only) fails
+#   comments    git's comment lines and all below the scissors line ignored
+#   exempt      merges, fixup! and squash! pass
+#   hooks-path  through core.hooksPath git itself refuses a bad message
+#               and takes a good one
 set -uo pipefail
 
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-HOOK=$ROOT/hooks/commit-msg
+ALL_TESTS="subject body empty comments exempt hooks-path"
+select_cases "$@"
+
+HOOK=$ECHOLAB_ROOT/hooks/commit-msg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -25,30 +34,51 @@ verdict() {
 subject72=$(printf 'a%.0s' {1..72})
 subject73=${subject72}b
 
-plan 14
-verdict pass "hook/good message passes" < <(printf 'Add the docs test\n\nSo a stale flag fails a test.\n')
-verdict pass "hook/72-character subject passes" < <(printf '%s\n\nWhy.\n' "$subject72")
-verdict fail "hook/73-character subject fails" < <(printf '%s\n\nWhy.\n' "$subject73")
-verdict fail "hook/missing blank line fails" < <(printf 'Add the docs test\nSo a stale flag fails a test.\n')
-verdict fail "hook/no body fails" < <(printf 'Add the docs test\n')
-verdict fail "hook/blank lines only after the subject fail" < <(printf 'Add the docs test\n\n\n')
-verdict fail "hook/empty message fails" < <(printf '\n# Please enter the commit message\n')
-verdict pass "hook/comment lines are ignored" < <(printf '# a comment\nAdd the docs test\n# another\n\nWhy.\n# %s\n' "$subject73")
-verdict pass "hook/nothing below the scissors line counts" < <(printf 'Add the docs test\n\nWhy.\n# ------------------------ >8 ------------------------\n%s\n' "$subject73")
-verdict pass "hook/merge commit passes" < <(printf "Merge branch 'docs20' of a very long remote name that goes on and on past the limit\n")
-verdict pass "hook/fixup! passes" < <(printf 'fixup! Add the docs test\n')
-verdict pass "hook/squash! passes" < <(printf 'squash! Add the docs test\n')
+test_subject() {
+	verdict pass "72-character subject passes" < <(printf '%s\n\nWhy.\n' "$subject72")
+	verdict fail "73-character subject fails" < <(printf '%s\n\nWhy.\n' "$subject73")
+}
+
+test_body() {
+	verdict pass "good message passes" < <(printf 'Add the docs test\n\nSo a stale flag fails a test.\n')
+	verdict fail "missing blank line fails" < <(printf 'Add the docs test\nSo a stale flag fails a test.\n')
+	verdict fail "no body fails" < <(printf 'Add the docs test\n')
+	verdict fail "blank lines only after the subject fail" < <(printf 'Add the docs test\n\n\n')
+}
+
+test_empty() {
+	verdict fail "empty message fails" < <(printf '\n# Please enter the commit message\n')
+}
+
+test_comments() {
+	verdict pass "comment lines are ignored" < <(printf '# a comment\nAdd the docs test\n# another\n\nWhy.\n# %s\n' "$subject73")
+	verdict pass "nothing below the scissors line counts" < <(printf 'Add the docs test\n\nWhy.\n# ------------------------ >8 ------------------------\n%s\n' "$subject73")
+}
+
+test_exempt() {
+	verdict pass "merge commit passes" < <(printf "Merge branch 'docs20' of a very long remote name that goes on and on past the limit\n")
+	verdict pass "fixup! passes" < <(printf 'fixup! Add the docs test\n')
+	verdict pass "squash! passes" < <(printf 'squash! Add the docs test\n')
+}
 
 # Wired as 'make hooks' does, but to this checkout's hooks/ by absolute
 # path: the throwaway repository has no hooks/ of its own.
-repo=$tmp/repo
-git init -q "$repo" && git -C "$repo" config core.hooksPath "$ROOT/hooks"
-gitc() { git -C "$repo" -c user.name=test -c user.email=test@example.invalid "$@"; }
-echo a >"$repo/a" && git -C "$repo" add a
-gitc commit -q -m "$subject73" -m "Why." >/dev/null 2>&1
-[[ $? != 0 && -z $(git -C "$repo" rev-list --all 2>/dev/null) ]]
-ok $? "hook/git refuses a 73-character subject through core.hooksPath"
-gitc commit -q -m "Add a" -m "Why: a test." >/dev/null 2>&1
-ok $? "hook/git takes a good message through core.hooksPath"
+test_hooks_path() {
+	local repo=$tmp/repo
+	git init -q "$repo" && git -C "$repo" config core.hooksPath "$ECHOLAB_ROOT/hooks"
+	echo a >"$repo/a" && git -C "$repo" add a
+	gitc "$repo" commit -q -m "$subject73" -m "Why." >/dev/null 2>&1
+	[[ $? != 0 && -z $(git -C "$repo" rev-list --all 2>/dev/null) ]]
+	ok $? "git refuses a 73-character subject through core.hooksPath"
+	gitc "$repo" commit -q -m "Add a" -m "Why: a test." >/dev/null 2>&1
+	ok $? "git takes a good message through core.hooksPath"
+}
 
-done_testing
+gitc() {
+	local repo=$1
+	shift
+	git -C "$repo" -c user.name=test -c user.email=test@example.invalid "$@"
+}
+
+run_tests
+plan_at_end
