@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The statistics bench reports, on data whose answers are known. TAP. */
+/* The statistics bench reports, on data whose answers are known. TAP.
+ *
+ * stats-test [CASE...]: those cases (all without one), in this order:
+ * empty, single, 1-to-100, 1-to-1000, known, offset, percentile; each
+ * result's name starts with its case. A case it does not have: exit 2. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,22 +65,22 @@ static void test_one_to_hundred(void)
 	for (i = 0; i < 100; i++)
 		v[i] = (double)((i * 37) % 100 + 1);	/* a permutation */
 	stats_compute(v, 100, &s);
-	assert_near(s.min, 1, "1..100/min");
-	assert_near(s.max, 100, "1..100/max");
-	assert_near(s.p50, 50, "1..100/p50");
-	assert_near(s.p90, 90, "1..100/p90");
-	assert_near(s.p99, 99, "1..100/p99");
-	assert_near(s.p999, 100, "1..100/p99.9");
-	assert_near(s.mean, 50.5, "1..100/mean");
+	assert_near(s.min, 1, "1-to-100/min");
+	assert_near(s.max, 100, "1-to-100/max");
+	assert_near(s.p50, 50, "1-to-100/p50");
+	assert_near(s.p90, 90, "1-to-100/p90");
+	assert_near(s.p99, 99, "1-to-100/p99");
+	assert_near(s.p999, 100, "1-to-100/p99.9");
+	assert_near(s.mean, 50.5, "1-to-100/mean");
 	/* Sample sd of 1..n is sqrt(n(n+1)/12). */
-	assert_near(s.sd, sqrt(100.0 * 101.0 / 12.0), "1..100/sd");
+	assert_near(s.sd, sqrt(100.0 * 101.0 / 12.0), "1-to-100/sd");
 	/* Every element, not the ends only: a sort that leaves the middle
 	 * shuffled still gets min and max right. */
 	for (i = 0; i < 100 && v[i] == i + 1; i++)
 		;
 	if (i < 100)
-		printf("# 1..100/sorted in place: v[%d] = %g, want %d\n", i, v[i], i + 1);
-	ok(i == 100, "1..100/sorted in place");
+		printf("# 1-to-100/sorted in place: v[%d] = %g, want %d\n", i, v[i], i + 1);
+	ok(i == 100, "1-to-100/sorted in place");
 }
 
 /* 1000 samples: p99.9 must be rank 999, not the maximum. */
@@ -89,9 +93,9 @@ static void test_thousand(void)
 	for (i = 0; i < 1000; i++)
 		v[i] = 1000 - i;
 	stats_compute(v, 1000, &s);
-	assert_near(s.p999, 999, "1..1000/p99.9 is rank 999");
-	assert_near(s.p99, 990, "1..1000/p99");
-	assert_near(s.p50, 500, "1..1000/p50");
+	assert_near(s.p999, 999, "1-to-1000/p99.9 is rank 999");
+	assert_near(s.p99, 990, "1-to-1000/p99");
+	assert_near(s.p50, 500, "1-to-1000/p50");
 	free(v);
 }
 
@@ -129,16 +133,50 @@ static void test_percentile_edges(void)
 	assert_near(stats_percentile(v, 4, 100), 40, "percentile/p100 is max");
 }
 
-int main(void)
+static const struct test_case {
+	const char *name;
+	void (*run)(void);
+} cases[] = {
+	{ "empty", test_empty },
+	{ "single", test_single },
+	{ "1-to-100", test_one_to_hundred },
+	{ "1-to-1000", test_thousand },
+	{ "known", test_known_sd },
+	{ "offset", test_large_offset },
+	{ "percentile", test_percentile_edges },
+};
+#define N_CASES (sizeof(cases) / sizeof(cases[0]))
+
+/* named: CASE is one of the arguments, or there are none (every case). */
+static int named(const char *name, int argc, char **argv)
 {
+	int a;
+
+	for (a = 1; a < argc; a++)
+		if (!strcmp(argv[a], name))
+			return 1;
+	return argc < 2;
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+	int a;
+
+	for (a = 1; a < argc; a++) {
+		for (i = 0; i < N_CASES && strcmp(argv[a], cases[i].name); i++)
+			;
+		if (i < N_CASES)
+			continue;
+		fprintf(stderr, "stats-test: no case named '%s'. Its cases:\n", argv[a]);
+		for (i = 0; i < N_CASES; i++)
+			fprintf(stderr, "  %s\n", cases[i].name);
+		return 2;
+	}
 	printf("TAP version 13\n");
-	test_empty();
-	test_single();
-	test_one_to_hundred();
-	test_thousand();
-	test_known_sd();
-	test_large_offset();
-	test_percentile_edges();
+	for (i = 0; i < N_CASES; i++)
+		if (named(cases[i].name, argc, argv))
+			cases[i].run();
 	printf("1..%d\n", test_no);	/* trailing plan */
 	return failures ? 1 : 0;
 }
