@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* judge's interval math (bench/interval.c) on data whose answers are
- * known, and the coverage of its intervals where the theory gives it. TAP. */
+ * known, and the coverage of its intervals where the theory gives it. TAP.
+ *
+ * interval-test [CASE...]: those cases (all without one), in this order:
+ * median, ranks, coverage, random, bootstrap; each result's name starts
+ * with its case. A case it does not have: exit 2. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +101,13 @@ static void test_coverage(size_t n)
 	assert_near((double)hit / trials, want, 0.015, name);
 }
 
+static void test_coverages(void)
+{
+	test_coverage(5);
+	test_coverage(9);
+	test_coverage(20);
+}
+
 static void test_random(void)
 {
 	uint64_t state = 0, again = 0;
@@ -156,16 +167,48 @@ static void test_bootstrap(void)
 	ok(isinf(lo) && isinf(hi), "bootstrap/a zero below: infinite, not nan");
 }
 
-int main(void)
+static const struct test_case {
+	const char *name;
+	void (*run)(void);
+} cases[] = {
+	{ "median", test_median },
+	{ "ranks", test_ranks },
+	{ "coverage", test_coverages },
+	{ "random", test_random },
+	{ "bootstrap", test_bootstrap },
+};
+#define N_CASES (sizeof(cases) / sizeof(cases[0]))
+
+/* named: CASE is one of the arguments, or there are none (every case). */
+static int named(const char *name, int argc, char **argv)
 {
+	int a;
+
+	for (a = 1; a < argc; a++)
+		if (!strcmp(argv[a], name))
+			return 1;
+	return argc < 2;
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+	int a;
+
+	for (a = 1; a < argc; a++) {
+		for (i = 0; i < N_CASES && strcmp(argv[a], cases[i].name); i++)
+			;
+		if (i < N_CASES)
+			continue;
+		fprintf(stderr, "interval-test: no case named '%s'. Its cases:\n", argv[a]);
+		for (i = 0; i < N_CASES; i++)
+			fprintf(stderr, "  %s\n", cases[i].name);
+		return 2;
+	}
 	printf("TAP version 13\n");
-	test_median();
-	test_ranks();
-	test_coverage(5);
-	test_coverage(9);
-	test_coverage(20);
-	test_random();
-	test_bootstrap();
+	for (i = 0; i < N_CASES; i++)
+		if (named(cases[i].name, argc, argv))
+			cases[i].run();
 	printf("1..%d\n", test_no);	/* trailing plan */
 	return failures ? 1 : 0;
 }
