@@ -25,6 +25,8 @@ set -euo pipefail
 
 # shellcheck source=lib/registry.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/registry.sh"
+# shellcheck source=lib/plots.sh
+source "$ECHOLAB_ROOT/lib/plots.sh"
 prog_name curve.sh
 ROOT=$ECHOLAB_ROOT
 BENCH=$ROOT/bench/bench
@@ -129,22 +131,15 @@ knees() {
 		}' "$1"
 }
 
+# plot DIR: curve.png, from curve.tsv (plots/curve.gp draws it).
 plot() {
-	local dir=$1 gp s first=1 metric
+	local dir=$1 s c metric servers=() colours=()
 	command -v gnuplot >/dev/null || { warn "no gnuplot: curve.png not drawn"; return 0; }
 	metric=$(awk -F'\t' 'NR > 1 { m[$12] = 1 } END { print ("rtt" in m) ? "rtt" : "arrival" }' "$dir/curve.tsv")
-	gp="set terminal pngcairo size 1100,650 font ',10'; set output '$dir/curve.png'
-set title \"Latency against load (open loop, Poisson arrivals; $metric from each message's due time; medians of the repetitions)\\nsolid: p99, dashed: p50; open circles: client-limited points; dotted line: the p99 bound, $BOUND us\"
-set xlabel 'achieved load, messages/s'; set ylabel 'latency, us (log)'; set logscale y; set grid
-set key top left; set datafile separator '\t'
-set arrow from graph 0, first $BOUND to graph 1, first $BOUND nohead dt 3 lc rgb '#888888'
-plot "
 	while read -r s; do
-		local c
 		c=$(variant_get "$s" colour)
-		c=${c:-#7f7f7f}
-		((first)) || gp+=", "
-		first=0
+		servers+=("$s")
+		colours+=("${c:-#7f7f7f}")
 		# Per server, per offered rate: the medians over the repetitions
 		# (achieved, p50, p99), client-limited when any repetition was.
 		awk -F'\t' -v s="$s" 'NR > 1 && $1 == s' "$dir/curve.tsv" | sort -t$'\t' -k2,2n |
@@ -158,12 +153,9 @@ plot "
 				$2 != off && NR > 1 { print off, med(a), med(p50), med(p99), lim; a = p50 = p99 = ""; lim = 0 }
 				{ off = $2; a = a " " $4; p50 = p50 " " $5; p99 = p99 " " $6; if ($11) lim = 1 }
 				END { if (NR) print off, med(a), med(p50), med(p99), lim }' >"$dir/.curve-$s.tsv"
-		gp+="'$dir/.curve-$s.tsv' using 2:(\$5 > 0 ? 1/0 : \$4) with linespoints pt 7 lc rgb '$c' title '$s p99'"
-		gp+=", '' using 2:(\$5 > 0 ? 1/0 : \$3) with linespoints pt 7 dt 2 lc rgb '$c' notitle"
-		gp+=", '' using 2:(\$5 > 0 ? \$4 : 1/0) with points pt 6 ps 1.5 lc rgb '$c' notitle"
-		gp+=", '' using 2:(\$5 > 0 ? \$3 : 1/0) with points pt 6 ps 1.5 lc rgb '$c' notitle"
 	done < <(awk -F'\t' 'NR > 1 && !seen[$1]++ { print $1 }' "$dir/curve.tsv")
-	gnuplot <<<"$gp"
+	gp_plot curve out="$dir/curve.png" metric="$metric" bound="$BOUND" \
+		data="$dir" servers="${servers[*]}" colours="${colours[*]}"
 	rm -f "$dir"/.curve-*.tsv
 }
 

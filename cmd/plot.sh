@@ -30,6 +30,8 @@ set -euo pipefail
 # Each server's variants, their plot order and colours (servers/*.sh).
 # shellcheck source=lib/registry.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/registry.sh"
+# shellcheck source=lib/plots.sh
+source "$ECHOLAB_ROOT/lib/plots.sh"
 prog_name plot.sh
 ROOT=$ECHOLAB_ROOT
 BENCH=$ROOT/bench/bench
@@ -114,10 +116,11 @@ canvas_width() {
 	echo "$width"
 }
 
-# gp_title LINE...: gnuplot's "set title", the LINEs (each may hold \n)
-# one under the other, each wrapped after a ", ", "; " or ": " where it
-# would not fit the canvas (about 7 pixels a character).
-gp_title() {
+# wrap_title LINE...: the title under a plot's headline (plots/*.gp add
+# it), the LINEs (each may hold \n) one under the other, each wrapped
+# after a ", ", "; " or ": " where it would not fit the canvas (about 7
+# pixels a character).
+wrap_title() {
 	printf '%s\n' "$@" | sed 's/\\n/\n/g' | awk -v max=$(($(canvas_width) / 7)) '
 		{
 			line = $0
@@ -134,20 +137,17 @@ gp_title() {
 			}
 			out = out (out == "" ? "" : "\\n") line
 		}
-		END { printf "set title \"%s\"\n", out }'
+		END { print out }'
 }
 
-plot_common() {
-	cat <<-GP
-		set terminal pngcairo size $(canvas_width),600 noenhanced font ",10"
-		set bmargin 5
-		set datafile separator "\t"
-		set grid ytics
-	GP
+# colours: the servers' colours, in their order.
+colours() {
+	local s
+	for s in "${servers[@]}"; do colour "$s"; done | paste -sd' ' -
 }
 
 main() {
-	local dir=${1:-} first where kernel title s i n files logy
+	local dir=${1:-} first where kernel title s n files logy
 	if [[ $dir == -h || $dir == --help ]]; then
 		sed -n '3,/^# Nothing is run/{s/^# \{0,1\}//;p}' "$0"
 		return 0
@@ -236,56 +236,17 @@ main() {
 	logy=$(cat "$tmp"/*.dat | awk -F'\t' 'NR == 1 || $2 < min { min = $2 }
 		$2 > max { max = $2 } END { print (min > 0 && max / min > 100) }')
 
-	{
-		plot_common
-		echo "set output '$dir/boxplot.png'"
-		gp_title "Response time per server" "$title"
-		echo "set ylabel 'response time (us)'"
-		[[ $logy == 1 ]] && echo "set logscale y"
-		echo "set style boxplot nooutliers"
-		echo "set style fill solid 0.5 border -1"
-		echo "set boxwidth 0.5"
-		echo "set key off"
-		xtics p50
-		echo "set xrange [0.5:${#servers[@]}.5]"
-		printf "plot "
-		for i in "${!servers[@]}"; do
-			printf "%s'%s' using (%d):2 with boxplot lc rgb '%s'" \
-				"$([[ $i -gt 0 ]] && echo ', ')" "$tmp/${servers[i]}.dat" \
-				$((i + 1)) "$(colour "${servers[i]}")"
-		done
-		echo
-	} | gnuplot
-
-	{
-		plot_common
-		echo "set output '$dir/cdf.png'"
-		gp_title "Response-time CDF" "$title"
-		echo "set xlabel 'response time (us)'"
-		echo "set ylabel 'fraction of samples'"
-		echo "set logscale x"
-		echo "set key bottom right"
-		echo "set yrange [0:1]"
-		printf "plot "
-		for i in "${!servers[@]}"; do
-			printf "%s'%s' using 2:(1.0) smooth cnormal lw 2 lc rgb '%s' title '%s'" \
-				"$([[ $i -gt 0 ]] && echo ', ')" "$tmp/${servers[i]}.dat" \
-				"$(colour "${servers[i]}")" "${servers[i]}"
-		done
-		echo
-	} | gnuplot
-
+	local width wrapped
+	width=$(canvas_width)
+	wrapped=$(wrap_title "$title")
+	gp_plot box out="$dir/boxplot.png" width="$width" title="$wrapped" \
+		data="$tmp" servers="${servers[*]}" colours="$(colours)" \
+		labels="$(tic_labels p50)" logy="$logy"
+	gp_plot cdf out="$dir/cdf.png" width="$width" title="$wrapped" \
+		data="$tmp" servers="${servers[*]}" colours="$(colours)"
 	for s in "${servers[@]}"; do
-		{
-			plot_common
-			echo "set output '$dir/scatter-$s.png'"
-			gp_title "$s: response time per thread" "$title"
-			echo "set xlabel 'thread'"
-			echo "set ylabel 'response time (us)'"
-			[[ $logy == 1 ]] && echo "set logscale y"
-			echo "set key off"
-			echo "plot '$tmp/$s.dat' using 1:2 with points pt 7 ps 0.3 lc rgb '$(colour "$s")'"
-		} | gnuplot
+		gp_plot scatter out="$dir/scatter-$s.png" width="$width" title="$wrapped" \
+			server="$s" data="$tmp/$s.dat" colour="$(colour "$s")" logy="$logy"
 	done
 
 	plot_sweep "$dir" "$tmp"
@@ -354,16 +315,15 @@ client_bound_note() {
 	echo "CLIENT-BOUND runs ($(join ', ' "${parts[@]}")): the client held requests back; their latency is the client's, not the server's"
 }
 
-# xtics FIGURE: the servers' names, each with its verdict on FIGURE.
-xtics() {
-	local i v nl='\n'	# gnuplot's newline, in a double-quoted label
-	printf "set xtics ("
-	for i in "${!servers[@]}"; do
-		v=${VERDICT[${servers[i]}.$1]:-}
-		printf '%s"%s%s" %d' "$([[ $i -gt 0 ]] && echo ', ')" "${servers[i]}" \
-			"${v:+$nl$v}" $((i + 1))
+# tic_labels FIGURE: the servers' names, each with its verdict on FIGURE
+# under it (gp_list).
+tic_labels() {
+	local s v nl='\n' labels=()	# gnuplot's newline, in a string
+	for s in "${servers[@]}"; do
+		v=${VERDICT[$s.$1]:-}
+		labels+=("$s${v:+$nl$v}")
 	done
-	echo ")"
+	gp_list "${labels[@]}"
 }
 
 # plot_cpu DIR: cpu.png, server CPU per echo stacked by kind and the
@@ -381,26 +341,9 @@ plot_cpu() {
 			"$(field "$line" server_softirq_us_per_echo)" "$(field "$line" server_irq_us_per_echo)" \
 			"$(field "$line" client_cpu_us_per_echo)" "$(field "$line" server_cpus)" >>"$tmp/cpu.dat"
 	done
-	{
-		plot_common
-		echo "set output '$dir/cpu.png'"
-		gp_title "CPU per echo: the server's CPUs by kind (stacked), the client's (grey)" \
-			"${title%%\\n*}${bound_note:+\\n$bound_note}"
-		echo "set ylabel 'CPU time per echoed message (us)'"
-		echo "set style fill solid 0.7 border -1"
-		echo "set boxwidth 0.35"
-		echo "set key top left"
-		echo "set yrange [0:*]"
-		xtics cpu
-		echo "set xrange [0.5:${#servers[@]}.5]"
-		# Stacked by hand: each kind's box is drawn from 0 to the sum so
-		# far, the largest first.
-		echo "plot '$tmp/cpu.dat' using (\$1-0.18):(\$2+\$3+\$4+\$5) with boxes lc rgb '#9467bd' title 'irq', \\"
-		echo "  '' using (\$1-0.18):(\$2+\$3+\$4) with boxes lc rgb '#2ca02c' title 'softirq', \\"
-		echo "  '' using (\$1-0.18):(\$2+\$3) with boxes lc rgb '#ff7f0e' title 'sys (kworkers too)', \\"
-		echo "  '' using (\$1-0.18):2 with boxes lc rgb '#1f77b4' title 'usr', \\"
-		echo "  '' using (\$1+0.18):6 with boxes lc rgb '#bbbbbb' title 'client (its CPUs)'"
-	} | gnuplot
+	gp_plot cpu out="$dir/cpu.png" width="$(canvas_width)" \
+		title="$(wrap_title "${title%%\\n*}${bound_note:+\\n$bound_note}")" \
+		data="$tmp/cpu.dat" labels="$(tic_labels cpu)" n="${#servers[@]}"
 }
 
 # --sweep runs: p50/p99 and req/s against the swept value, per server.
@@ -422,41 +365,13 @@ plot_sweep() {
 				print v "\t" m[p "p50_us"] "\t" m[p "p99_us"] "\t" m["rps"] }' <<<"$line" >>"$tmp/$s.sweep"
 		done < <(for f in $(raw_files "$dir"); do meta "$f" sweep_value; done | sort -un)
 	done
-	{
-		plot_common
-		echo "set output '$dir/sweep-latency.png'"
-		gp_title "p50 (solid) and p99 (dashed) against $key" "$title"
-		echo "set xlabel '$key'"
-		echo "set ylabel 'response time (us)'"
-		echo "set logscale xy"
-		echo "set key top left"
-		printf "plot "
-		local i=0
-		for s in "${servers[@]}"; do
-			printf "%s'%s' using 1:2 with linespoints lw 2 lc rgb '%s' title '%s p50', '%s' using 1:3 with linespoints dt 2 lc rgb '%s' title '%s p99'" \
-				"$([[ $i -gt 0 ]] && echo ', ')" "$tmp/$s.sweep" "$(colour "$s")" "$s" \
-				"$tmp/$s.sweep" "$(colour "$s")" "$s"
-			i=$((i + 1))
-		done
-		echo
-	} | gnuplot
-	{
-		plot_common
-		echo "set output '$dir/sweep-rps.png'"
-		gp_title "Requests per second against $key" "$title"
-		echo "set xlabel '$key'"
-		echo "set ylabel 'requests/s'"
-		echo "set logscale x"
-		echo "set key top left"
-		printf "plot "
-		local i=0
-		for s in "${servers[@]}"; do
-			printf "%s'%s' using 1:4 with linespoints lw 2 lc rgb '%s' title '%s'" \
-				"$([[ $i -gt 0 ]] && echo ', ')" "$tmp/$s.sweep" "$(colour "$s")" "$s"
-			i=$((i + 1))
-		done
-		echo
-	} | gnuplot
+	local width wrapped
+	width=$(canvas_width)
+	wrapped=$(wrap_title "$title")
+	gp_plot sweep-latency out="$dir/sweep-latency.png" width="$width" title="$wrapped" \
+		swept="$key" data="$tmp" servers="${servers[*]}" colours="$(colours)"
+	gp_plot sweep-rps out="$dir/sweep-rps.png" width="$width" title="$wrapped" \
+		swept="$key" data="$tmp" servers="${servers[*]}" colours="$(colours)"
 }
 
 main "$@"
