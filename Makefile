@@ -38,20 +38,23 @@
 #   SERVER  every server declared in servers/ (kecho, user, uring, ebpf):
 #           make -C the directory its declaration names (kecho: KDIR= picks
 #           the kernel)
+#   FRONT   every front declared there (bypass: sockredir/), the same way
 #   ftrace  ftrace/funclat                 fentry/fexit timing for ftrace/*.sh
 
-# What servers there are, and where each is built: their declarations.
+# What servers and fronts there are, and where each is built: their
+# declarations.
 registry = bash -c '. lib/registry.sh && $(1)'
 SERVERS := $(shell $(call registry,echo "$${SERVERS[*]}"))
-SERVER_DIRS := $(shell $(call registry,for s in "$${SERVERS[@]}"; do server_get $$s dir; done))
+FRONTS := $(shell $(call registry,echo "$${FRONTS[*]}"))
+SERVER_DIRS := $(shell $(call registry,for s in "$${SERVERS[@]}" "$${FRONTS[@]}"; do server_get $$s dir; done))
 
-all: bench $(SERVERS) ftrace
+all: bench $(SERVERS) $(FRONTS) ftrace
 
 bench:
 	$(MAKE) -C bench
 
 # A server declared without dir= (a program of the system) needs no build.
-$(SERVERS):
+$(SERVERS) $(FRONTS):
 	d="$$($(call registry,server_get $@ dir))"; [ -z "$$d" ] || $(MAKE) -C "$$d"
 
 ftrace:
@@ -146,5 +149,5 @@ clean:
 	$(MAKE) -C ftrace clean
 	$(MAKE) -C tests clean
 
-.PHONY: all bench $(SERVERS) ftrace deps tests check check-all test-unit vm-check soak lint \
+.PHONY: all bench $(SERVERS) $(FRONTS) ftrace deps tests check check-all test-unit vm-check soak lint \
 	plots clean

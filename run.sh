@@ -69,7 +69,7 @@ Options:
                 (default): the first half of the CPUs, rounded up; all: no
                 placement. bench run by hand while a server placed so runs
                 takes the other CPUs itself, as 'run.sh bench' does
-  --bypass      user only: also start ebpf-echo/sockredir, whose sk_msg
+  --bypass      user only: also start sockredir/sockredir, whose sk_msg
                 program moves the payload of local connections to the port
                 straight to the peer socket, around TCP/IP. Only processes
                 in its cgroup take the bypass: the server, and clients run

@@ -105,7 +105,7 @@ Placement (recorded in meta.txt and every raw file):
                  2ms') on both ends of the veth. The host kernel has no
                  sch_netem: give --vm too
   --bypass       the user server alone, without and with the sk_msg bypass
-                 (ebpf-echo/sockredir), bench in the bypass's cgroup; the
+                 (sockredir/sockredir), bench in the bypass's cgroup; the
                  bypass joins two sockets of one stack: implies --loopback
 
 What is measured:
@@ -663,7 +663,7 @@ write_meta() {
 		[[ -z $SWEEP_KEY ]] || echo "sweep=$SWEEP_KEY=$(IFS=,; echo "${SWEEP_VALUES[*]}")"
 		echo "client=$(client_mode)"
 		[[ -z $NETEM ]] || echo "netem=$NETEM (tc netem, on both ends of the veth)"
-		((COMPARE_BYPASS)) && echo "bypass=user-bypass: ebpf-echo/sockredir (sk_msg), server and bench in its cgroup"
+		((COMPARE_BYPASS)) && echo "bypass=user-bypass: sockredir/sockredir (sk_msg), server and bench in its cgroup"
 		echo "nofile=$(ulimit -Sn)/$(ulimit -Hn)"
 		echo "somaxconn=$(sysctl -n net.core.somaxconn) (run.sh raises it to >= 4096 while a server runs)"
 		echo "tcp_max_syn_backlog=$(sysctl -n net.ipv4.tcp_max_syn_backlog) (likewise)"

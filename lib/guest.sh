@@ -11,13 +11,14 @@ source "$ECHOLAB_ROOT/vm/kernels.sh"
 
 VM_RUN=$ECHOLAB_ROOT/vm/run-vm.sh
 
-# guest_build: everything the guest runs, built, and each module server
-# (kind=module) built for the kernel it boots ($ECHOLAB_KERNEL, default
-# 6.1); vm/run-vm.sh puts each where its declaration says.
+# guest_build: everything the guest runs (servers, fronts, bench...),
+# built, and each module server (kind=module) built for the kernel it boots
+# ($ECHOLAB_KERNEL, default 6.1); vm/run-vm.sh puts each where its
+# declaration says.
 guest_build() {
 	local kver s
 	kver=$("$VM_RUN" --print-kernel) || return 1
-	make -C "$ECHOLAB_ROOT" --no-print-directory bench "${SERVERS[@]}" ftrace tests >/dev/null || {
+	make -C "$ECHOLAB_ROOT" --no-print-directory bench "${SERVERS[@]}" "${FRONTS[@]}" ftrace tests >/dev/null || {
 		warn "the build for the guest failed: run 'make all tests' to see why"
 		return 1
 	}

@@ -4,13 +4,16 @@
 #                       -> $(OUTPUT)/NAME.skel.h  (bpftool gen skeleton, NAME_bpf)
 # vmlinux.h is dumped from the running kernel's BTF (VMLINUX_BTF=). A
 # directory includes this, then builds its loaders from $(OUTPUT)/*.o with
-# $(CFLAGS), linked with $(LDLIBS). Used by ebpf-echo/ and ftrace/.
+# $(CFLAGS), linked with $(LDLIBS). Both sides find common/'s headers
+# (defaults.h, sockkey.h, loader.h...); a directory that compiles common/'s
+# sources sets VPATH to it. Used by ebpf-echo/, sockredir/ and ftrace/.
 
 OUTPUT ?= build
 CLANG ?= clang
 BPFTOOL ?= bpftool
 CC ?= cc
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+COMMON := $(dir $(lastword $(MAKEFILE_LIST)))../common
 
 include $(dir $(lastword $(MAKEFILE_LIST)))need.mk
 ifeq ($(filter clean,$(MAKECMDGOALS)),)
@@ -29,9 +32,10 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 	-e 's/ppc64le/powerpc/' -e 's/s390x/s390/' -e 's/riscv64/riscv/')
 
 CFLAGS ?= -g -O2
-CFLAGS += -Wall -Wextra -I$(OUTPUT) -I.
+CFLAGS += -Wall -Wextra -I$(OUTPUT) -I. -I$(COMMON)
 # BPF_PROG() names a ctx that its programs need not use.
-BPF_CFLAGS := -g -O2 -Wall -Wextra -Wno-unused-parameter -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -I.
+BPF_CFLAGS := -g -O2 -Wall -Wextra -Wno-unused-parameter -target bpf -D__TARGET_ARCH_$(ARCH) \
+	-I$(OUTPUT) -I. -I$(COMMON)
 LDLIBS := -lbpf -lelf -lz
 
 # Keep the objects and skeletons between the pattern rules (intermediates).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# The sk_msg bypass (ebpf-echo/sockredir) in front of the user server:
+# The sk_msg bypass (sockredir/sockredir) in front of the user server:
 # bytes in order, half-close and reset, 1000 clients, the bypass really
 # taken and only where it should be, nothing left behind, clear errors.
 set -uo pipefail
@@ -8,7 +8,7 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 root_or_bail_out
 
-SOCKREDIR=$ROOT/ebpf-echo/sockredir
+SOCKREDIR=$ROOT/sockredir/sockredir
 trap 'stop_all; pkill -f "user-echo-server -p $SPARE_PORT" 2>/dev/null' EXIT
 
 fact no-btf >/dev/null && skip_all no-btf

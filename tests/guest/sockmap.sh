@@ -17,7 +17,7 @@ source "$(dirname "$0")/../lib.sh"
 
 EXPECT=$ROOT/tests/sockmap-kernels.txt
 INQ=$ROOT/tests/build/inq
-SOCKREDIR=$ROOT/ebpf-echo/sockredir
+SOCKREDIR=$ROOT/sockredir/sockredir
 KERNEL=$(uname -r)
 KV=$(cut -d. -f1,2 <<<"$KERNEL")
 BEHAVIOURS=(preaccept-verdict fin-verdict splice-receive bypass-fionread

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* What every BPF loader here does before it opens its skeleton: checks
- * that it can load CO-RE programs at all, finds where its own cgroup goes,
- * and routes libbpf's messages.
+/* What every BPF loader of the suite does before it opens its skeleton:
+ * checks that it can load CO-RE programs at all, finds where its own cgroup
+ * goes, and routes libbpf's messages. loader.c and cgroup.c link libbpf:
+ * only the loaders' Makefiles (ebpf-echo/, sockredir/) compile them.
  */
 #ifndef ECHOLAB_LOADER_H
 #define ECHOLAB_LOADER_H

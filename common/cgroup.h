@@ -2,7 +2,7 @@
 /* A cgroup v2 directory of the suite's own, for the BPF loaders.
  *
  * sock_ops programs attach to a cgroup and see the sockets of the processes
- * in it (and its descendants). Every loader here makes a child cgroup of its
+ * in it (and its descendants). Every BPF loader makes a child cgroup of its
  * own and attaches there, never to the root: the machine's own connections
  * must not run through our programs.
  */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* The SOCKHASH key both BPF objects here use (echo.bpf.c, sockredir.bpf.c).
+/* The SOCKHASH key of the suite's BPF objects (ebpf-echo/echo.bpf.c,
+ * sockredir/sockredir.bpf.c).
  * Needs __u32 first (vmlinux.h on the BPF side, <linux/types.h> in userspace).
  */
 #ifndef ECHOLAB_SOCKKEY_H
