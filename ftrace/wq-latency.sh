@@ -22,6 +22,8 @@
 set -euo pipefail
 # shellcheck source=lib/tracefs.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/tracefs.sh"
+# shellcheck source=lib/plots.sh
+source "$ECHOLAB_ROOT/lib/plots.sh"
 
 usage() {
 	sed -n '/^#   sudo/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"
@@ -79,38 +81,36 @@ stats() {
 }
 
 # plot SERVER: CDF of every non-empty .dat of SERVER, one panel per set
+# (plots/wq-latency.gp draws it)
 plot() {
-	local server=$1 png=$out/wq-$1-cdf.png set f cmds=() title run
+	local server=$1 png=$out/wq-$1-cdf.png set f mode run kernel cdfs
+	local -A of=([queue]="" [exec]="" [kthread]="")
 	run=$(sed -n 's/^# server=.* where=//p' "$out/wq-$server-summary.tsv" 2>/dev/null | head -n 1)
+	kernel=$(sed -n 's/^# server=.* kernel=\([^ ]*\).*/\1/p' "$out/wq-$server-summary.tsv" | head -n 1)
 	command -v gnuplot >/dev/null || { warn "gnuplot not found: no plot (apt-get install gnuplot-nox)"; return 0; }
+	cdfs=$(mktemp -d)
+	# of[SET]: the modes with intervals of SET; each one's CDF: its values
+	# sorted, with the fraction of them at or below each.
 	for set in queue exec kthread; do
-		local series=()
 		for f in "$out"/wq-"$server"-*-"$set".dat; do
 			[[ -s $f ]] || continue
-			title=${f##*/wq-"$server"-}
-			title=${title%-"$set".dat}
-			series+=("'< sort -g $f | awk \"{print \\\$1, NR}\" | awk -v n=\$(wc -l < $f) \"{print \\\$1, \\\$2/n}\"' using 1:2 with steps title '$title'")
+			mode=${f##*/wq-"$server"-}
+			mode=${mode%-"$set".dat}
+			of[$set]+="${of[$set]:+ }$mode"
+			sort -g "$f" | awk '{print $1, NR}' | awk -v n="$(wc -l <"$f")" '{print $1, $2/n}' \
+				>"$cdfs/$mode-$set.cdf"
 		done
-		((${#series[@]})) || continue
-		local joined
-		joined=$(IFS=,; echo "${series[*]}")
-		case $set in
-		queue) title="queued -> started (us)" ;;
-		exec) title="work function run time (us)" ;;
-		kthread) title="kthread created -> first run (us)" ;;
-		esac
-		cmds+=("set title '$server: $title'; set xlabel 'us (log)'; plot $joined")
 	done
-	((${#cmds[@]})) || { warn "no intervals to plot"; return 0; }
-	{
-		echo "set terminal pngcairo size 1400,450 noenhanced font \",10\""
-		echo "set output '$png'"
-		echo "set logscale x; set ylabel 'fraction'; set yrange [0:1]; set key bottom right; set grid"
-		echo "set multiplot layout 1,${#cmds[@]} title '$server work items and kthreads (${run:-$where}; closed-loop bench; kernel $(sed -n 's/^# server=.* kernel=\([^ ]*\).*/\1/p' "$out/wq-$server-summary.tsv" | head -n 1))'"
-		printf '%s\n' "${cmds[@]}"
-		echo "unset multiplot"
-	} | gnuplot 2>"$out/.gnuplot.err" || { warn "gnuplot failed: $(cat "$out/.gnuplot.err")"; }
+	if [[ -z ${of[queue]}${of[exec]}${of[kthread]} ]]; then
+		rm -rf "$cdfs"
+		warn "no intervals to plot"
+		return 0
+	fi
+	gp_plot wq-latency out="$png" server="$server" run="${run:-$where}" kernel="$kernel" \
+		data="$cdfs" queue="${of[queue]}" exec="${of[exec]}" kthread="${of[kthread]}" \
+		2>"$out/.gnuplot.err" || { warn "gnuplot failed: $(cat "$out/.gnuplot.err")"; }
 	rm -f "$out/.gnuplot.err"
+	rm -rf "$cdfs"
 	[[ -s $png ]] && echo "plot: $png"
 }
 
