@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -53,8 +54,25 @@ int check_port_free(struct in_addr addr, unsigned int port)
 	return err;
 }
 
+static void set_buf(int fd, int force_opt, int opt, int bytes,
+		    const char *name)
+{
+	if (!bytes)
+		return;
+	if (setsockopt(fd, SOL_SOCKET, force_opt, &bytes, sizeof(bytes)) &&
+	    setsockopt(fd, SOL_SOCKET, opt, &bytes, sizeof(bytes)))
+		fprintf(stderr, "%s: setting %s to %d: %s\n", prog, name, bytes,
+			strerror(errno));
+}
+
 int open_listener(struct in_addr addr, unsigned int port, int backlog,
 		  int extra_type)
+{
+	return open_listener_bufs(addr, port, backlog, extra_type, 0, 0);
+}
+
+int open_listener_bufs(struct in_addr addr, unsigned int port, int backlog,
+		       int extra_type, int sndbuf, int rcvbuf)
 {
 	struct sockaddr_in sa = sockaddr_of(addr, port);
 	int one = 1, fd, err;
@@ -62,6 +80,8 @@ int open_listener(struct in_addr addr, unsigned int port, int backlog,
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | extra_type, 0);
 	if (fd < 0)
 		return -errno;
+	set_buf(fd, SO_SNDBUFFORCE, SO_SNDBUF, sndbuf, "SO_SNDBUF");
+	set_buf(fd, SO_RCVBUFFORCE, SO_RCVBUF, rcvbuf, "SO_RCVBUF");
 	/* REUSEADDR: restart at once over TIME_WAIT; REUSEPORT: workers. */
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||

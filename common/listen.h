@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The listening sockets of the userspace servers (user-echo, uring-echo). */
+/* The listening sockets of the servers that open one (user-echo, uring-echo,
+ * ebpf-echo). */
 #ifndef ECHOLAB_LISTEN_H
 #define ECHOLAB_LISTEN_H
 
@@ -25,6 +26,15 @@ int check_port_free(struct in_addr addr, unsigned int port);
  * SOCK_NONBLOCK or 0); the fd or -errno. */
 int open_listener(struct in_addr addr, unsigned int port, int backlog,
 		  int extra_type);
+
+/*
+ * The same, with SO_SNDBUF and SO_RCVBUF set before listen(), so that the
+ * sockets it accepts inherit them and the window scale fits (bytes; 0 for
+ * the kernel's autotuning). *BUFFORCE first: as root, net.core.[rw]mem_max
+ * do not cap them. A size that cannot be set is reported, not fatal.
+ */
+int open_listener_bufs(struct in_addr addr, unsigned int port, int backlog,
+		       int extra_type, int sndbuf, int rcvbuf);
 
 /* What to do about a bind or listen error. */
 const char *bind_hint(int err);

@@ -11,7 +11,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,12 +28,13 @@
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "cli.h"
+#include "listen.h"
 #include "loader.h"
 #include "echo.h"
 #include "echo.skel.h"
 
 #define DEFAULT_PORT		12345
-#define DEFAULT_ADDR		"127.0.0.1"	/* this machine only */
 #define DEFAULT_BACKLOG		4096
 /* Listener (and so accepted socket) buffers; see README "Buffer sizes". */
 #define DEFAULT_SNDBUF		(4 << 20)
@@ -48,10 +48,9 @@
 #define SWEEP_MS		200	/* read quiet connections this often */
 
 static struct env {
-	struct in_addr addr;
+	struct in_addr addr;	/* DEFAULT_ADDR, listen.h: this machine only */
 	int port;
 	int backlog;
-	bool verbose;
 	const char *btf_path;
 	const char *cgroup_root;
 	long sndbuf;
@@ -101,6 +100,8 @@ static struct echo_userspace early, *us = &early;
 
 static struct own_cgroup cg;		/* <root>/ebpf-echo-<port> */
 
+const char *prog = "ebpf-echo-server";	/* cli.h: in every message */
+
 static const char usage[] =
 "Usage: ebpf-echo-server [-p PORT] [--addr ADDR] [-b BACKLOG] [-v] [--btf FILE]\n"
 "                        [--cgroup-root DIR] [--sndbuf BYTES] [--rcvbuf BYTES]\n"
@@ -133,17 +134,6 @@ static const char usage[] =
 "SIGUSR1 prints the counters line to stderr; SIGINT/SIGTERM stop cleanly.\n"
 "Exit status: 0 clean stop, 1 runtime error, 2 bad arguments.\n";
 
-static void vlog(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!env.verbose)
-		return;
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-}
-
 static long long now_ms(void)
 {
 	struct timespec ts;
@@ -152,23 +142,11 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-static bool parse_long(const char *s, long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
 enum { OPT_BTF = 256, OPT_CGROUP_ROOT, OPT_SNDBUF, OPT_RCVBUF, OPT_ADDR,
        OPT_FLOW_LIMIT };
 
-static int parse_args(int argc, char **argv)
+/* Exits 2 with a message naming the option on a bad argument (cli.h). */
+static void parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "port", required_argument, NULL, 'p' },
@@ -183,40 +161,23 @@ static int parse_args(int argc, char **argv)
 		{ "flow-limit", required_argument, NULL, OPT_FLOW_LIMIT },
 		{},
 	};
-	const char *name = "";
-	long v, min = 0, max = 0;
-	int c, i;
+	int c;
 
-	inet_pton(AF_INET, DEFAULT_ADDR, &env.addr);
-	while ((c = getopt_long(argc, argv, "p:b:vh", opts, NULL)) != -1) {
-		for (i = 0; opts[i].name; i++)
-			if (opts[i].val == c)
-				name = opts[i].name;
+	env.addr = parse_addr("--addr", DEFAULT_ADDR);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:b:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			min = 1, max = 65535;
-			if (!parse_long(optarg, min, max, &v))
-				goto bad_value;
-			env.port = v;
+			env.port = parse_num("--port", optarg, 1, 65535);
 			break;
 		case OPT_ADDR:
-			/* Exactly four decimal parts, each at most 255. */
-			if (inet_pton(AF_INET, optarg, &env.addr) != 1) {
-				fprintf(stderr, "ebpf-echo-server: invalid value "
-					"'%s' for --addr (an IPv4 address, a dotted "
-					"quad such as 127.0.0.1 or 0.0.0.0)\n"
-					"Try 'ebpf-echo-server --help'.\n", optarg);
-				return -1;
-			}
+			env.addr = parse_addr("--addr", optarg);
 			break;
 		case 'b':
-			min = 1, max = INT_MAX;
-			if (!parse_long(optarg, min, max, &v))
-				goto bad_value;
-			env.backlog = v;
+			env.backlog = parse_num("--backlog", optarg, 1, INT_MAX);
 			break;
 		case 'v':
-			env.verbose = true;
+			verbose = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -228,40 +189,23 @@ static int parse_args(int argc, char **argv)
 			env.cgroup_root = optarg;
 			break;
 		case OPT_SNDBUF:
-			min = 0, max = 1L << 30;
-			if (!parse_long(optarg, min, max, &v))
-				goto bad_value;
-			env.sndbuf = v;
+			env.sndbuf = parse_num("--sndbuf", optarg, 0, 1L << 30);
 			break;
 		case OPT_RCVBUF:
-			min = 0, max = 1L << 30;
-			if (!parse_long(optarg, min, max, &v))
-				goto bad_value;
-			env.rcvbuf = v;
+			env.rcvbuf = parse_num("--rcvbuf", optarg, 0, 1L << 30);
 			break;
 		case OPT_FLOW_LIMIT:
-			min = 0, max = 1L << 30;
-			if (!parse_long(optarg, min, max, &v))
-				goto bad_value;
-			env.flow_limit = v;
+			env.flow_limit = parse_num("--flow-limit", optarg, 0,
+						   1L << 30);
 			break;
+		case ':':
+			usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			fprintf(stderr, "Try 'ebpf-echo-server --help'.\n");
-			return -1;
+			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "ebpf-echo-server: unexpected argument '%s'\n"
-			"Try 'ebpf-echo-server --help'.\n", argv[optind]);
-		return -1;
-	}
-	return 0;
-
-bad_value:
-	fprintf(stderr, "ebpf-echo-server: invalid value '%s' for --%s "
-		"(an integer from %ld to %ld)\n"
-		"Try 'ebpf-echo-server --help'.\n", optarg, name, min, max);
-	return -1;
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
 }
 
 /* ---- counters -------------------------------------------------------- */
@@ -325,7 +269,7 @@ static void print_counters(struct echo_bpf *skel)
 		(unsigned long long)sum.backpressure_on,
 		(unsigned long long)sum.backpressure_off,
 		(unsigned long long)sum.no_flow_state);
-	vlog("userspace accepted=%llu preaccept_data=%llu closed=%llu "
+	logv("userspace accepted=%llu preaccept_data=%llu closed=%llu "
 	     "eagain_reads=%llu drain_timeouts=%llu\n",
 	     (unsigned long long)us->accepted, (unsigned long long)us->preaccept_data,
 	     (unsigned long long)us->closed,
@@ -501,7 +445,7 @@ static void check_draining(void)
 		if (conn_drained(c)) {
 			conn_close(c);
 		} else if (now > c->drain_deadline) {
-			vlog("fd %d: peer half-closed and stopped reading, closing\n",
+			logv("fd %d: peer half-closed and stopped reading, closing\n",
 			     c->fd);
 			us->drain_timeouts++;
 			conn_close(c);
@@ -679,7 +623,7 @@ static void accept_connections(void)
 				/* Leave them in the backlog until an fd frees up. */
 				struct epoll_event off = { .events = 0, .data.fd = srv.lfd };
 
-				vlog("accept: %s, pausing\n", strerror(errno));
+				logv("accept: %s, pausing\n", strerror(errno));
 				if (epoll_ctl(srv.epfd, EPOLL_CTL_MOD, srv.lfd, &off) == 0) {
 					srv.accept_paused = true;
 					srv.accept_resume = now_ms() + ACCEPT_PAUSE_MS;
@@ -711,71 +655,40 @@ static void accept_connections(void)
 		if (fd > srv.max_fd)
 			srv.max_fd = fd;
 		us->accepted++;
-		if (env.verbose)
+		if (verbose)
 			count_preaccept_data(fd);
 	}
 }
 
 /* ---- setup ----------------------------------------------------------- */
 
-static void set_buf(int fd, int force_opt, int opt, long bytes, const char *name)
+/* The listener (listen.h), its buffers passed on to the sockets it
+ * accepts (README "Buffer sizes"); the fd or -errno, said why.
+ */
+static int listen_on_port(void)
 {
-	int v = bytes;
+	int fd, err;
 
-	if (!bytes)
-		return;
-	/* *BUFFORCE (CAP_NET_ADMIN) is not capped by net.core.[rw]mem_max. */
-	if (setsockopt(fd, SOL_SOCKET, force_opt, &v, sizeof(v)) &&
-	    setsockopt(fd, SOL_SOCKET, opt, &v, sizeof(v)))
-		fprintf(stderr, "ebpf-echo-server: setting %s to %ld: %s\n",
-			name, bytes, strerror(errno));
-}
-
-static int open_listener(void)
-{
-	struct sockaddr_in addr = {
-		.sin_family = AF_INET,
-		.sin_port = htons(env.port),
-		.sin_addr = env.addr,
-	};
-	int fd, one = 1, err;
-
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		err = -errno;
-		fprintf(stderr, "ebpf-echo-server: socket: %s\n", strerror(-err));
+	err = check_port_free(env.addr, env.port);
+	if (err == -EADDRINUSE) {
+		fprintf(stderr, "%s: port %d is busy (another server is listening "
+			"on it); stop that server (see: ss -ltnp 'sport = :%d') "
+			"or choose another port with -p\n", prog, env.port,
+			env.port);
 		return err;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	/* Accepted sockets inherit these; RCVBUF must be set before listen()
-	 * to size the window scale.
-	 */
-	set_buf(fd, SO_SNDBUFFORCE, SO_SNDBUF, env.sndbuf, "SO_SNDBUF");
-	set_buf(fd, SO_RCVBUFFORCE, SO_RCVBUF, env.rcvbuf, "SO_RCVBUF");
-	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr))) {
-		err = -errno;
-		if (err == -EADDRINUSE)
-			fprintf(stderr, "ebpf-echo-server: port %d is busy (another "
-				"server is listening on it); stop that server "
-				"(see: ss -ltnp 'sport = :%d') or choose another "
-				"port with -p\n", env.port, env.port);
-		else if (err == -EADDRNOTAVAIL)
-			fprintf(stderr, "ebpf-echo-server: bind to %s: no interface "
-				"of this machine has that address; pick one "
-				"'ip -4 addr' lists with --addr\n",
-				inet_ntoa(env.addr));
-		else
-			fprintf(stderr, "ebpf-echo-server: bind to %s port %d: %s\n",
-				inet_ntoa(env.addr), env.port, strerror(-err));
-		close(fd);
+	if (err) {
+		fprintf(stderr, "%s: bind to %s port %d: %s; %s\n", prog,
+			inet_ntoa(env.addr), env.port, strerror(-err),
+			bind_hint(-err));
 		return err;
 	}
-	if (listen(fd, env.backlog)) {
-		err = -errno;
-		fprintf(stderr, "ebpf-echo-server: listen: %s\n", strerror(-err));
-		close(fd);
-		return err;
-	}
+	fd = open_listener_bufs(env.addr, env.port, env.backlog, SOCK_NONBLOCK,
+				env.sndbuf, env.rcvbuf);
+	if (fd < 0)
+		fprintf(stderr, "%s: cannot listen on %s port %d: %s; %s\n", prog,
+			inet_ntoa(env.addr), env.port, strerror(-fd),
+			bind_hint(-fd));
 	return fd;
 }
 
@@ -784,7 +697,7 @@ static int check_environment(void)
 {
 	int err;
 
-	err = loader_preflight("ebpf-echo-server", env.btf_path, &cg,
+	err = loader_preflight(prog, env.btf_path, &cg,
 			       env.cgroup_root);
 	if (err)
 		return err;
@@ -823,7 +736,7 @@ static int raise_fd_limit(void)
 	if (getrlimit(RLIMIT_NOFILE, &rl))
 		return -errno;
 	if (rl.rlim_cur < rl.rlim_max) {
-		vlog("raising RLIMIT_NOFILE from %llu to %llu\n",
+		logv("raising RLIMIT_NOFILE from %llu to %llu\n",
 		     (unsigned long long)rl.rlim_cur,
 		     (unsigned long long)rl.rlim_max);
 		rl.rlim_cur = rl.rlim_max;
@@ -907,9 +820,8 @@ int main(int argc, char **argv)
 	char name[64];
 	int err, fd;
 
-	if (parse_args(argc, argv))
-		return 2;
-	loader_log(env.verbose);
+	parse_args(argc, argv);
+	loader_log(verbose);
 
 	err = check_environment();
 	if (err)
@@ -982,7 +894,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
-	fd = open_listener();
+	fd = listen_on_port();
 	if (fd < 0) {
 		err = fd;
 		goto cleanup;
@@ -997,10 +909,7 @@ int main(int argc, char **argv)
 	printf("listening on %s port %d (cgroup %s)\n", inet_ntoa(env.addr),
 	       env.port, cg.path);
 	fflush(stdout);
-	if (env.addr.s_addr == htonl(INADDR_ANY))
-		fprintf(stderr, "ebpf-echo-server: warning: listening on 0.0.0.0 "
-			"(every interface): any host that can reach this "
-			"machine can connect\n");
+	warn_if_any_addr(env.addr);
 
 	err = serve(skel);
 	if (err)
