@@ -13,11 +13,13 @@
 # with the baseline's of its own compare and repetition: bench/judge).
 # Nothing is run; only the raw files are read.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+prog_name agreement.sh
+ROOT=$ECHOLAB_ROOT
 JUDGE=$ROOT/bench/judge
 
 usage() { sed -n '/^# agreement.sh/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"; }
-die() { echo "agreement.sh: $*" >&2; exit 2; }
 
 FIGURE=cpu
 DIRS=()
@@ -25,19 +27,19 @@ while (($#)); do
 	case $1 in
 	-h | --help) usage; exit 0 ;;
 	--figure)
-		[[ ${2:-} =~ ^(cpu|p50|p99|rps)$ ]] || die "--figure takes cpu, p50, p99 or rps"
+		[[ ${2:-} =~ ^(cpu|p50|p99|rps)$ ]] || usage_error "--figure takes cpu, p50, p99 or rps"
 		FIGURE=$2
 		shift 2
 		;;
-	-*) die "unknown option '$1' (see --help)" ;;
+	-*) usage_error "unknown option '$1' (see --help)" ;;
 	*)
-		[[ -d $1 ]] || die "$1: not a directory"
+		[[ -d $1 ]] || usage_error "$1: not a directory"
 		DIRS+=("${1%/}")
 		shift
 		;;
 	esac
 done
-((${#DIRS[@]} >= 2)) || die "give two or more comparison directories (see --help)"
+((${#DIRS[@]} >= 2)) || usage_error "give two or more comparison directories (see --help)"
 [[ -x $JUDGE ]] || make -C "$ROOT" --no-print-directory bench >/dev/null
 
 # judge_dirs DIR...: judge's lines for the DIRs' runs together, user the
@@ -47,11 +49,11 @@ judge_dirs() {
 	for d in "$@"; do
 		mapfile -t -O "${#files[@]}" files < <(compgen -G "$d/*.tsv.gz" || true; compgen -G "$d/*.tsv" || true)
 	done
-	((${#files[@]})) || die "$*: no raw files"
+	((${#files[@]})) || usage_error "$*: no raw files"
 	if ! grep -q '^# label=user$' < <(zcat -f "${files[@]}"); then
 		base=$(zcat -f "${files[0]}" | sed -n 's/^# label=//p' | head -n1)
 	fi
-	"$JUDGE" --baseline "$base" "${files[@]}" || die "$*: bench/judge could not judge it"
+	"$JUDGE" --baseline "$base" "${files[@]}" || usage_error "$*: bench/judge could not judge it"
 }
 
 {

@@ -28,10 +28,12 @@
 # process besides the suite's takes CPU time the comparison counts as the
 # servers'. Needs root, as compare does.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+prog_name measure-all.sh
+ROOT=$ECHOLAB_ROOT
 
 usage() { sed -n '/^# measure-all.sh/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"; }
-die() { echo "measure-all.sh: $*" >&2; exit 1; }
 
 ALL_STEPS="busy-1 busy-2 busy-3 pingpong-1 pingpong-2 pingpong-3 connect-1
 connect-2 connect-3 busy-loopback ebpf-flow-busy ebpf-flow-pingpong vm-busy percall"

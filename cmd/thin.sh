@@ -79,6 +79,7 @@ thin_file() {
 
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+prog_name thin.sh
 BENCH=$ECHOLAB_ROOT/bench/bench
 
 main() {
@@ -87,12 +88,12 @@ main() {
 	[[ $k =~ ^[1-9][0-9]*$ && $# -ge 2 ]] || { usage >&2; exit 2; }
 	shift
 	for d in "$@"; do
-		[[ -d $d ]] || { echo "thin.sh: '$d' is no directory" >&2; exit 2; }
+		[[ -d $d ]] || usage_error "'$d' is no directory"
 		for f in "$d"/*.tsv "$d"/*.tsv.gz; do
 			[[ -e $f ]] || continue
 			thin_file "$k" "$f"
 		done
-		echo "thin.sh: $d: 1 in $k ok rows kept, $(du -sh "$d" | cut -f1)"
+		say "$d: 1 in $k ok rows kept, $(du -sh "$d" | cut -f1)"
 	done
 }
 
