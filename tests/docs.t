@@ -229,6 +229,27 @@ check_flags() {
 	((${#bad[@]} == 0)) || diag "$(printf '%s\n' "${bad[@]}")"
 }
 
+# ---- layout -----------------------------------------------------------------
+
+# What docs/contributing.md says goes where: results/ holds data (no
+# executable, no *.sh, *.gp or *.awk tracked there), and a gnuplot program
+# is a file in plots/, never written inline by a shell script (a
+# 'gnuplot <<' heredoc, a pipe into gnuplot, a 'set terminal' in a *.sh).
+check_layout() {
+	local bad=()
+	mapfile -t bad < <(git -C "$ROOT" ls-files -s -- results |
+		awk -F'\t' '$1 ~ /^100755 / || $2 ~ /\.(sh|gp|awk)$/ { print $2 }')
+	((${#bad[@]} == 0))
+	ok $? "docs/layout: results/ holds no script"
+	((${#bad[@]} == 0)) || diag "$(printf '%s: a script under results/: cmd/ is for commands\n' "${bad[@]}")"
+	mapfile -t bad < <(cd "$ROOT" &&
+		git ls-files --cached --others --exclude-standard -- '*.sh' ':!plots/' |
+		xargs -r grep -snE 'gnuplot[[:space:]]*<<|\|[[:space:]]*gnuplot|set term(inal)? ')
+	((${#bad[@]} == 0))
+	ok $? "docs/layout: no gnuplot program inline in a shell script"
+	((${#bad[@]} == 0)) || diag "$(printf '%s (a .gp file in plots/, run with gp_plot)\n' "${bad[@]}")"
+}
+
 # ---- the test of the test ---------------------------------------------------
 
 # A doc with a flag that does not exist, one after run.sh's '--' (the
@@ -270,5 +291,6 @@ for f in "${files[@]}"; do
 	check_links "$f"
 	check_flags "$f"
 done
+[[ -n ${DOCS_ROOT:-} ]] || check_layout
 [[ -n ${DOCS_ROOT:-} ]] || self_check
 plan_at_end
