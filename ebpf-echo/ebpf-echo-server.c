@@ -29,12 +29,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cli.h"
+#include "defaults.h"
 #include "listen.h"
 #include "loader.h"
 #include "echo.h"
 #include "echo.skel.h"
 
-#define DEFAULT_PORT		12345
 #define DEFAULT_BACKLOG		4096
 /* Listener (and so accepted socket) buffers; see README "Buffer sizes". */
 #define DEFAULT_SNDBUF		(4 << 20)
@@ -57,7 +57,7 @@ static struct env {
 	long rcvbuf;
 	long flow_limit;
 } env = {
-	.port = DEFAULT_PORT,
+	.port = ECHOLAB_PORT,
 	.backlog = DEFAULT_BACKLOG,
 	.btf_path = LOADER_BTF,
 	.sndbuf = DEFAULT_SNDBUF,
@@ -108,7 +108,7 @@ static const char usage[] =
 "                        [--flow-limit BYTES]\n"
 "TCP echo server whose payload path runs in the kernel (sockmap + sk_skb).\n"
 "\n"
-"  -p, --port N           port to listen on (default 12345)\n"
+"  -p, --port N           port to listen on (default " ECHOLAB_PORT_STR ")\n"
 "      --addr ADDR        IPv4 address to listen on (default 127.0.0.1: this\n"
 "                         machine only); 0.0.0.0 is every interface, open to\n"
 "                         any host that can reach this machine\n"

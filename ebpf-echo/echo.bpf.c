@@ -9,12 +9,13 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include "defaults.h"
 #include "echo.h"
 
 #define AF_INET 2
 
 /* Set by the loader in skel->rodata before load. */
-const volatile __u32 server_port = 12345;
+const volatile __u32 server_port = ECHOLAB_PORT;
 /* The echo backlog a socket may have before the verdict passes up (0: no
  * limit, the loader says so loudly); see struct echo_flow in echo.h.
  */

@@ -46,6 +46,8 @@
 #include <linux/workqueue.h>
 #include <net/sock.h>
 
+#include "defaults.h"
+
 #define KECHO_BUF_SIZE	(16 * 1024)
 /* reads per work run before the work requeues itself to let others run */
 #define KECHO_BUDGET	16
@@ -63,7 +65,7 @@ static const char * const kecho_mode_names[] = {
 };
 
 static __be32 listen_addr = htonl(INADDR_LOOPBACK);
-static unsigned int port = 12345;
+static unsigned int port = ECHOLAB_PORT;
 static unsigned int backlog = 4096;
 static int mode = KECHO_UNBOUND;
 
@@ -151,7 +153,8 @@ static const struct kernel_param_ops kecho_mode_ops = {
 };
 
 module_param_cb(port, &kecho_port_ops, &port, 0444);
-MODULE_PARM_DESC(port, "TCP port to listen on, 1..65535 (default 12345)");
+MODULE_PARM_DESC(port,
+		 "TCP port to listen on, 1..65535 (default " ECHOLAB_PORT_STR ")");
 module_param_cb(addr, &kecho_addr_ops, &listen_addr, 0444);
 MODULE_PARM_DESC(addr,
 		 "IPv4 address to listen on (default 127.0.0.1; 0.0.0.0: every interface, open to any host that can reach this machine)");

@@ -17,12 +17,13 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_core_read.h>
+#include "defaults.h"
 #include "sockredir.h"
 
 #define AF_INET 2
 
 /* Set by the loader before load. */
-const volatile __u32 redir_port = 12345;
+const volatile __u32 redir_port = ECHOLAB_PORT;
 /* 0: no bound (the kernel's own behaviour; the loader warns). */
 const volatile __u64 flow_limit = REDIR_FLOW_LIMIT;
 

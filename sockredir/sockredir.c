@@ -21,12 +21,12 @@
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "defaults.h"
 #include "loader.h"
 #include "sockredir.h"
 #include "sockredir.skel.h"
 
 #define PROG			"sockredir"
-#define DEFAULT_PORT		12345
 
 static struct env {
 	int port;
@@ -35,7 +35,7 @@ static struct env {
 	const char *cgroup_root;
 	long flow_limit;
 } env = {
-	.port = DEFAULT_PORT,
+	.port = ECHOLAB_PORT,
 	.flow_limit = REDIR_FLOW_LIMIT,
 	.btf_path = LOADER_BTF,
 };
@@ -56,7 +56,7 @@ static const char usage[] =
 "seen on Linux 6.1 and 6.18). send(), write(), sendfile() and splice() into\n"
 "the socket, and recv()/read() out of it, work.\n"
 "\n"
-"  -p, --port N           the server port whose connections bypass (12345)\n"
+"  -p, --port N           the server port whose connections bypass (" ECHOLAB_PORT_STR ")\n"
 "  -v, --verbose          libbpf's messages on stderr\n"
 "      --btf FILE         kernel BTF for CO-RE (default /sys/kernel/btf/vmlinux)\n"
 "      --cgroup-root DIR  cgroup v2 directory to create ours in (default: the\n"

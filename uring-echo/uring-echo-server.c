@@ -60,6 +60,7 @@
 
 #include "busypoll.h"
 #include "cli.h"
+#include "defaults.h"
 #include "listen.h"
 
 #ifndef IORING_RECV_MULTISHOT
@@ -154,7 +155,7 @@ static struct {
 	unsigned int disabled;		/* features --disable switched off */
 	bool sqpoll;
 } opt = {
-	.port = 12345, .workers = 1, .backlog = 4096, .buffers = 1024,
+	.port = ECHOLAB_PORT, .workers = 1, .backlog = 4096, .buffers = 1024,
 	.buffer_size = 4096, .conn_buffers = 16, .ring_entries = 256,
 	.min_wait_us = 50,
 };
@@ -190,7 +191,7 @@ static void usage(FILE *f)
 "Usage: %s [options]\n"
 "TCP echo server on io_uring: every byte received is sent back.\n"
 "\n"
-"  -p, --port N          port to listen on (default 12345)\n"
+"  -p, --port N          port to listen on (default " ECHOLAB_PORT_STR ")\n"
 "      --addr ADDR       IPv4 address to listen on (default 127.0.0.1: this\n"
 "                        machine only); 0.0.0.0 is every interface, open to\n"
 "                        any host that can reach this machine\n"

@@ -29,6 +29,7 @@
 
 #include "busypoll.h"
 #include "cli.h"
+#include "defaults.h"
 #include "listen.h"
 
 #define BUF_SIZE	(16 * 1024)	/* per-connection echo buffer */
@@ -58,7 +59,7 @@ static struct {
 	unsigned int workers;
 	int backlog;
 	unsigned int busy_poll_us;	/* 0: sleep in epoll_wait at once */
-} opt = { .port = 12345, .workers = 1, .backlog = 4096 };
+} opt = { .port = ECHOLAB_PORT, .workers = 1, .backlog = 4096 };
 
 static int stop_fd = -1;	/* eventfd: readable once we must stop */
 const char *prog = "user-echo-server";
@@ -69,7 +70,7 @@ static void usage(FILE *f)
 "Usage: %s [options]\n"
 "Userspace epoll TCP echo server: every byte received is sent back.\n"
 "\n"
-"  -p, --port N      port to listen on (default 12345)\n"
+"  -p, --port N      port to listen on (default " ECHOLAB_PORT_STR ")\n"
 "      --addr ADDR   IPv4 address to listen on (default 127.0.0.1: this\n"
 "                    machine only); 0.0.0.0 is every interface, open to\n"
 "                    any host that can reach this machine\n"

@@ -157,12 +157,15 @@ kernel_fix_tree() {
 # Kbuild directory of the repository: one .ko, named after DIR) for the
 # kernel: DIR/NAME.ko when it was built for that kernel and is newer than
 # its source, else DIR/build/RELEASE/NAME.ko, built when missing or stale.
+# Its source is DIR's C files and common/defaults.h, the suite's defaults,
+# which the copy in DIR/build/RELEASE gets beside them.
 kernel_module() {
 	local src=$_kernels_root/$1 name=${1##*/} ko build newest f
+	local defaults=$_kernels_root/common/defaults.h
 	kernel_find "${2:-}" || return 1
 	[[ -f $src/Kbuild ]] || { echo "kernels: $1 has no Kbuild: not a module's source" >&2; return 1; }
 	newest=$src/Kbuild
-	for f in "$src"/*.[ch]; do
+	for f in "$src"/*.[ch] "$defaults"; do
 		[[ $f -nt $newest ]] && newest=$f
 	done
 	ko=$src/$name.ko
@@ -176,7 +179,8 @@ kernel_module() {
 	if [[ ! -f $ko || $newest -nt $ko ]]; then
 		echo "kernels: building $name.ko for $KERNEL_RELEASE in $1/build/$KERNEL_RELEASE" >&2
 		mkdir -p "$build"
-		cp "$src"/*.[ch] "$src/Kbuild" "$build/" 2>/dev/null || cp "$src"/*.c "$src/Kbuild" "$build/"
+		cp "$src"/*.[ch] "$src/Kbuild" "$defaults" "$build/" 2>/dev/null ||
+			cp "$src"/*.c "$src/Kbuild" "$defaults" "$build/"
 		make -C "$KERNEL_KDIR" M="$build" modules >"$build/build.log" 2>&1 || {
 			echo "kernels: building $name.ko for $KERNEL_RELEASE failed ($1/build/$KERNEL_RELEASE/build.log):" >&2
 			tail -n 20 "$build/build.log" >&2
