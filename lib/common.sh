@@ -4,7 +4,7 @@
 # and exits, root, summary fields, CPU lists, the kernel log, processes.
 #
 # Libraries (lib/*.sh) are sourced by commands (run.sh, cmd/*.sh, ftrace/,
-# vm/, tests/, cmd/plot.sh) and never call a command nor read a
+# vm/, tests/) and never call a command nor read a
 # variable a command sets. A command names itself once with prog_name;
 # die, say and usage_error then speak with that name.
 
