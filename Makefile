@@ -34,7 +34,8 @@
 #
 # Parts, each also buildable on its own with make -C DIR:
 #   bench   bench/bench                    the load client
-#           bench/judge                    medians, intervals, verdicts over runs
+#   analysis analysis/judge                medians, intervals, verdicts over runs
+#           analysis/summarize             the summary line of raw files
 #   SERVER  every server declared in servers/ (kecho, user, uring, ebpf):
 #           make -C the directory its declaration names (kecho: KDIR= picks
 #           the kernel)
@@ -48,10 +49,13 @@ SERVERS := $(shell $(call registry,echo "$${SERVERS[*]}"))
 FRONTS := $(shell $(call registry,echo "$${FRONTS[*]}"))
 SERVER_DIRS := $(shell $(call registry,for s in "$${SERVERS[@]}" "$${FRONTS[@]}"; do server_get $$s dir; done))
 
-all: bench $(SERVERS) $(FRONTS) ftrace
+all: bench analysis $(SERVERS) $(FRONTS) ftrace
 
 bench:
 	$(MAKE) -C bench
+
+analysis:
+	$(MAKE) -C analysis
 
 # A server declared without dir= (a program of the system) needs no build.
 $(SERVERS) $(FRONTS):
@@ -64,7 +68,7 @@ deps:
 	./scripts/deps.sh
 
 # Test helpers are built here; the tests themselves are tests/*.t.
-tests: bench
+tests: bench analysis
 	$(MAKE) -C tests
 
 # Root first: without it the tests cannot start servers, load BPF programs
@@ -78,8 +82,8 @@ need_root = @[ "$$(id -u)" -eq 0 ] || { echo "make $@: needs root (the tests sta
 KERNELS ?= 6.1 6.12
 VM_TESTS := $(wildcard tests/vm-*.t)
 NATIVE_TESTS := $(filter-out $(VM_TESTS),$(wildcard tests/*.t))
-# No root, no server, no network: bench's arithmetic and arguments, the
-# suite's own helpers, the docs.
+# No root, no server, no network: bench's arguments, the analysis's
+# arithmetic, the suite's own helpers, the docs.
 UNIT_TESTS := $(wildcard tests/stats.t tests/interval.t tests/summarize.t tests/judge.t \
 	tests/bench-args.t tests/lib.t tests/docs.t tests/hooks.t)
 # Minutes each (10,000 connections, crowds of 1000 misbehaving clients,
@@ -111,7 +115,7 @@ check-all:
 	rc=0; ./tests/prove.sh $(NATIVE_TESTS) || rc=1; \
 	[ -n "$$TESTS" ] || $(guest_tests); exit $$rc
 
-test-unit: bench tests
+test-unit: bench analysis tests
 	./tests/prove.sh $(UNIT_TESTS)
 
 lint:
@@ -132,7 +136,7 @@ soak: all
 # RESULTS=DIR (a path, or a name under results/); default: the newest.
 # METRIC=arrival|rtt|auto: which response time; auto prefers arrival.
 METRIC ?= auto
-plots: bench
+plots: analysis
 	METRIC=$(METRIC) ./cmd/plot.sh $(RESULTS)
 
 # core.hooksPath, not a copy in .git/hooks: every worktree of a clone runs
@@ -145,9 +149,10 @@ hooks:
 
 clean:
 	$(MAKE) -C bench clean
+	$(MAKE) -C analysis clean
 	for d in $(SERVER_DIRS); do $(MAKE) -C $$d clean; done
 	$(MAKE) -C ftrace clean
 	$(MAKE) -C tests clean
 
-.PHONY: all bench $(SERVERS) $(FRONTS) ftrace deps tests check check-all test-unit vm-check soak lint \
+.PHONY: all bench analysis $(SERVERS) $(FRONTS) ftrace deps tests check check-all test-unit vm-check soak lint \
 	plots clean

@@ -54,33 +54,24 @@
 
 #include "cli.h"
 #include "cpu.h"
+#include "cpulist.h"
+#include "defaults.h"
 #include "env.h"
+#include "event.h"
 #include "load.h"
 #include "rawfile.h"
+#include "record.h"
+#include "settings.h"
 #include "stats.h"
 #include "summary.h"
+#include "worker.h"
 
 #define FD_RESERVE	32		/* descriptors besides the sockets */
 #define TW_WARN		1000		/* TIME_WAIT sockets that skew a run */
 
-struct config cfg = {
-	.threads = 1000,
-	.rounds = 10,
-	.messages = 1,
-	.size = 64,
-	.host = "127.0.0.1",
-	.port = 12345,
-	.timeout_ms = 5000,
-	.sched_idle = true,
-	.poisson = true,
-};
-
 const char *prog = "bench";
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-"Usage: %s [options]\n"
+static const char usage_options[] =
 "TCP echo load client: every thread sends a message, waits for the whole\n"
 "echo, checks it byte for byte and records two response times: until the\n"
 "echo reached this machine's kernel (arrival_us, the server's time) and\n"
@@ -119,7 +110,7 @@ static void usage(FILE *f)
 "                      file records it, so a run can be drawn again)\n"
 "  -s, --size BYTES    message size (default 64)\n"
 "  -H, --host ADDR     server address (default 127.0.0.1)\n"
-"  -p, --port N        server port (default 12345)\n"
+"  -p, --port N        server port (default " ECHOLAB_PORT_STR ")\n"
 "  -o, --output FILE   raw samples, TSV (default: results/runs/DATE/LABEL-TIME.tsv\n"
 "                      in this repository, where 'make plots' finds them)\n"
 "  -l, --label NAME    server name written into the file (default: the\n"
@@ -138,16 +129,14 @@ static void usage(FILE *f)
 "                      server's CPUs, as on another machine; else all\n"
 "      --server-cpus LIST  the server's CPUs, whose time per echo bench\n"
 "                      reports (default: where run.sh placed the server,\n"
-"                      /run/echolab/cpus; else every CPU, the client's too)\n"
+"                      " ECHOLAB_STATE_DIR "/cpus; else every CPU, the client's too)\n"
 "  -q, --quiet         print only the summary line\n"
 "      --meta K=V      add a '# K=V' metadata line to the file (repeatable)\n"
-"      --summarize FILE...  print the summary line of raw files (samples\n"
-"                      pooled) instead of running; nothing is sent\n"
-"      --samples METRIC FILE...  print 'thread<TAB>time' of every ok sample\n"
-"                      of raw files, METRIC rtt or arrival (for plots)\n"
 "  -h, --help          this text\n"
-"\n"
-"Output: the raw file (format in bench/rawfile.h), one row per sample,\n"
+"\n";
+
+static const char usage_output[] =
+"Output: the raw file (format in common/rawfile.h), one row per sample,\n"
 "'thread round connect_us rtt_us arrival_us lag_us sent_us status', under\n"
 "'# key=value' metadata lines; then on stdout one line:\n"
 "summary label= threads= rounds= samples= ok= failed= p50_us= p90_us=\n"
@@ -165,9 +154,14 @@ static void usage(FILE *f)
 "CPU; *_us_per_echo: microseconds of the server's (client's) CPUs per ok\n"
 "echo, in all and by kind, from /proc/stat; cpu_scope: split, shared or\n"
 "all: whether those CPUs are apart). When the client dominated the run,\n"
-"stderr says so.\n"
-"Exit status: 0 if every sample was ok, 1 if any failed, 2 on bad usage.\n",
-		prog);
+"stderr says so. analysis/summarize prints this line from raw files alone.\n"
+"Exit status: 0 if every sample was ok, 1 if any failed, 2 on bad usage.\n";
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: %s [options]\n", prog);
+	fputs(usage_options, f);
+	fputs(usage_output, f);
 }
 
 static bool valid_label(const char *s)
@@ -209,67 +203,85 @@ static void parse_cpus(const char *flag, const char *list, cpu_set_t *set)
 static cpu_set_t server_set, client_set;
 static const char *server_cpus_from = "all";
 static char server_list[256], client_list[256], cpu_scope[8];
-static bool cpus_all;		/* --cpus all */
-static bool threads_set;	/* --threads given */
+
+/* What the command line said, beyond the settings themselves. */
+static struct {
+	bool threads, rounds, messages, arrivals, server_cpus;
+	bool cpus_all;			/* --cpus all */
+	cpu_set_t cpus;			/* --cpus LIST */
+} given;
+
+/* Where run.sh placed the server, when it runs one on this port: its
+ * state's cpus into server_set and buf. */
+static void read_run_sh_cpus(char *buf, size_t len)
+{
+	const char *dir = getenv("ECHOLAB_STATE_DIR");
+	char path[PATH_MAX], port[16] = "";
+	FILE *f;
+
+	if (!dir || !*dir)
+		dir = ECHOLAB_STATE_DIR;
+	snprintf(path, sizeof(path), "%s/port", dir);
+	if ((f = fopen(path, "re"))) {
+		if (!fgets(port, sizeof(port), f))
+			port[0] = '\0';
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/cpus", dir);
+	if ((!port[0] || (unsigned int)atoi(port) == cfg.port) &&
+	    (f = fopen(path, "re"))) {
+		if (fgets(buf, (int)len, f)) {
+			buf[strcspn(buf, "\n")] = '\0';
+			if (cpu_set_parse(buf, &server_set))
+				server_cpus_from = "run.sh";
+		}
+		fclose(f);
+	}
+}
+
+/* A client on another machine: run.sh gave the server its CPUs (server_list
+ * as run.sh wrote it), so the load threads take the others. */
+static void leave_server_cpus(const char *server_list_given,
+			      const cpu_set_t *all)
+{
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &server_set))
+			CPU_CLR(i, &client_set);
+	if (CPU_COUNT(&client_set) &&
+	    !sched_setaffinity(0, sizeof(client_set), &client_set)) {
+		cpu_set_format(&client_set, client_list, sizeof(client_list));
+		cfg.cpus = client_list;
+		if (!cfg.quiet)
+			fprintf(stderr, "%s: run.sh placed the server on CPUs %s: the load threads run on CPUs %s, as a client on another machine would (--cpus all: share them)\n",
+				prog, server_list_given, client_list);
+	} else {
+		client_set = *all;
+	}
+}
 
 /*
  * Without --server-cpus: where run.sh placed the server (its state, the
  * cpus of a server on this port), else every CPU. The client's: --cpus,
- * else every CPU. cpu_scope says how they overlap.
+ * else the CPUs run.sh left (unless --cpus all), else every CPU.
+ * cpu_scope says how they overlap.
  */
 static void place_cpus(void)
 {
-	const char *dir = getenv("ECHOLAB_STATE_DIR");
-	char path[PATH_MAX], buf[256] = "", port[16] = "";
+	char buf[256] = "";
 	cpu_set_t all, both;
-	FILE *f;
 
-	if (!dir || !*dir)
-		dir = "/run/echolab";
 	/* Every online CPU (bench's own affinity is --cpus by now). */
 	CPU_ZERO(&all);
 	for (int i = 0; i < sysconf(_SC_NPROCESSORS_ONLN) && i < CPU_SETSIZE; i++)
 		CPU_SET(i, &all);
-	if (!strcmp(server_cpus_from, "all")) {
-		snprintf(path, sizeof(path), "%s/port", dir);
-		if ((f = fopen(path, "re"))) {
-			if (!fgets(port, sizeof(port), f))
-				port[0] = '\0';
-			fclose(f);
-		}
-		snprintf(path, sizeof(path), "%s/cpus", dir);
-		if ((!port[0] || (unsigned int)atoi(port) == cfg.port) &&
-		    (f = fopen(path, "re"))) {
-			if (fgets(buf, sizeof(buf), f)) {
-				buf[strcspn(buf, "\n")] = '\0';
-				if (cpu_set_parse(buf, &server_set))
-					server_cpus_from = "run.sh";
-			}
-			fclose(f);
-		}
-	}
+	if (!strcmp(server_cpus_from, "all"))
+		read_run_sh_cpus(buf, sizeof(buf));
 	if (!strcmp(server_cpus_from, "all"))
 		server_set = all;
 	if (!cfg.cpus)
 		client_set = all;
-	/* A client on another machine: run.sh gave the server its CPUs, so
-	 * the load threads take the others unless --cpus says otherwise. */
-	if (!cfg.cpus && !cpus_all && !strcmp(server_cpus_from, "run.sh")) {
-		for (int i = 0; i < CPU_SETSIZE; i++)
-			if (CPU_ISSET(i, &server_set))
-				CPU_CLR(i, &client_set);
-		if (CPU_COUNT(&client_set) &&
-		    !sched_setaffinity(0, sizeof(client_set), &client_set)) {
-			cpu_set_format(&client_set, client_list,
-				       sizeof(client_list));
-			cfg.cpus = client_list;
-			if (!cfg.quiet)
-				fprintf(stderr, "%s: run.sh placed the server on CPUs %s: the load threads run on CPUs %s, as a client on another machine would (--cpus all: share them)\n",
-					prog, buf, client_list);
-		} else {
-			client_set = all;
-		}
-	}
+	if (!cfg.cpus && !given.cpus_all && !strcmp(server_cpus_from, "run.sh"))
+		leave_server_cpus(buf, &all);
 	cpu_set_format(&server_set, server_list, sizeof(server_list));
 	cpu_set_format(&client_set, client_list, sizeof(client_list));
 	CPU_AND(&both, &server_set, &client_set);
@@ -282,11 +294,181 @@ static void place_cpus(void)
 			prog);
 }
 
+/* The load's shape: threads, connections, rounds, messages, duration,
+ * rate, arrivals, seed, warm-up, size. false: c is none of them. */
+static bool parse_load_option(int c)
+{
+	switch (c) {
+	case 't':
+		cfg.threads = parse_num("--threads", optarg, 1, 100000);
+		given.threads = true;
+		break;
+	case 'c':
+		cfg.connections = parse_num("--connections", optarg, 1, 100000);
+		break;
+	case 'r':
+		cfg.rounds = parse_num("--rounds", optarg, 1, 100000000);
+		given.rounds = true;
+		break;
+	case 'm':
+		cfg.messages = parse_num("--messages", optarg, 1, 100000000);
+		given.messages = true;
+		break;
+	case 'd':
+		cfg.duration = parse_num("--duration", optarg, 1, 86400);
+		break;
+	case 'R':
+		cfg.rate = parse_num("--rate", optarg, 1, 10000000);
+		break;
+	case 'a':
+		if (!strcmp(optarg, "poisson"))
+			cfg.poisson = true;
+		else if (!strcmp(optarg, "uniform"))
+			cfg.poisson = false;
+		else
+			usage_error("--arrivals: '%s' is not poisson or uniform",
+				    optarg);
+		given.arrivals = true;
+		break;
+	case 'e':
+		cfg.seed = parse_num("--seed", optarg, 0, ULONG_MAX);
+		cfg.seed_given = true;
+		break;
+	case 'W':
+		cfg.warmup = parse_num("--warmup", optarg, 0, 86400);
+		break;
+	case 's':
+		cfg.size = parse_num("--size", optarg, 1, 1UL << 30);
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Where the load threads run and how: --sched, --cpus, --server-cpus.
+ * false: c is none of them. */
+static bool parse_place_option(int c)
+{
+	switch (c) {
+	case 'P':
+		if (!strcmp(optarg, "idle"))
+			cfg.sched_idle = true;
+		else if (!strcmp(optarg, "normal"))
+			cfg.sched_idle = false;
+		else
+			usage_error("--sched: '%s' is not idle or normal",
+				    optarg);
+		break;
+	case 'C':
+		given.cpus_all = !strcmp(optarg, "all");
+		if (given.cpus_all)
+			break;	/* every CPU, run.sh's placement or not */
+		parse_cpus("--cpus", optarg, &given.cpus);
+		cfg.cpus = optarg;
+		client_set = given.cpus;
+		break;
+	case 'U':
+		parse_cpus("--server-cpus", optarg, &server_set);
+		given.server_cpus = true;
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* The server and what the run is written as: --host, --port, --output,
+ * --label, --timeout, --quiet, --meta. false: c is none of them. */
+static bool parse_run_option(int c)
+{
+	switch (c) {
+	case 'H':
+		cfg.host = optarg;
+		break;
+	case 'p':
+		cfg.port = parse_num("--port", optarg, 1, 65535);
+		break;
+	case 'o':
+		if (!*optarg)
+			usage_error("--output: empty file name");
+		cfg.output = optarg;
+		break;
+	case 'l':
+		if (!valid_label(optarg))
+			usage_error("--label: '%s' must be 1-63 characters of A-Z a-z 0-9 . _ -",
+				    optarg);
+		strcpy(cfg.label, optarg);
+		break;
+	case 'T':
+		cfg.timeout_ms = parse_num("--timeout", optarg, 1, 3600000);
+		break;
+	case 'q':
+		cfg.quiet = true;
+		break;
+	case 'M':
+		if (!strchr(optarg, '=') || *optarg == '=' ||
+		    strpbrk(optarg, "\n"))
+			usage_error("--meta: '%s' is not KEY=VALUE", optarg);
+		if (cfg.nmeta == sizeof(cfg.meta) / sizeof(cfg.meta[0]))
+			usage_error("--meta: at most %zu of them",
+				    sizeof(cfg.meta) / sizeof(cfg.meta[0]));
+		cfg.meta[cfg.nmeta++] = optarg;
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* The event engine's options need it, and it needs a timed run. */
+static void check_event_args(void)
+{
+	if (cfg.connections) {
+		if (!cfg.duration)
+			usage_error("--connections needs --duration: the event engine runs timed, e.g. -c 1000 -R 50000 -d 10");
+		if (given.messages)
+			usage_error("--connections keeps every connection for the whole run: it takes no --messages");
+		if (given.threads && cfg.threads > cfg.connections)
+			usage_error("--threads %u is more than --connections %u: each thread needs a connection",
+				    cfg.threads, cfg.connections);
+	} else if (given.arrivals || cfg.seed_given) {
+		usage_error("--arrivals and --seed shape the event engine's open loop: give --connections and --rate");
+	}
+	if ((given.arrivals || cfg.seed_given) && !cfg.rate)
+		usage_error("--arrivals and --seed need --rate: a closed loop has no arrivals to draw");
+}
+
+/* Options that exclude or need each other; the run's shape from them. */
+static void check_args(void)
+{
+	unsigned int senders = cfg.connections ? cfg.connections : cfg.threads;
+
+	if (cfg.duration && given.rounds)
+		usage_error("--duration cannot be combined with --rounds: a timed run has no rounds (--messages N: a connection per N messages)");
+	if (cfg.warmup && !cfg.duration)
+		usage_error("--warmup needs --duration: the warm-up comes before a timed run, e.g. --warmup 1 -d 5");
+	if (cfg.rate && !cfg.duration)
+		usage_error("--rate needs --duration: an open-loop run is timed, e.g. -R 5000 -d 10");
+	check_event_args();
+	if (cfg.rate && cfg.rate > senders * 1000000ULL)
+		usage_error("--rate %u over %u %s is more than one message per microsecond each",
+			    cfg.rate, senders,
+			    cfg.connections ? "connections" : "threads");
+	if (given.server_cpus)
+		server_cpus_from = "flag";
+	if (cfg.duration) {
+		cfg.rounds = 0;
+		if (!given.messages)
+			cfg.messages = 0;	/* one connection for the run */
+	} else if ((unsigned long long)cfg.threads * cfg.rounds * cfg.messages >
+		   1000000000ULL) {
+		usage_error("threads x rounds x messages is over 10^9 samples; use --duration for long runs");
+	}
+}
+
 static void parse_args(int argc, char **argv)
 {
-	cpu_set_t cpus;
-	bool server_cpus_set = false;
-
 	static const struct option longopts[] = {
 		{ "threads",  required_argument, NULL, 't' },
 		{ "rounds",   required_argument, NULL, 'r' },
@@ -308,184 +490,34 @@ static void parse_args(int argc, char **argv)
 		{ "timeout",  required_argument, NULL, 'T' },
 		{ "quiet",    no_argument,       NULL, 'q' },
 		{ "meta",     required_argument, NULL, 'M' },
-		{ "summarize", no_argument,      NULL, 'S' },
-		{ "samples",  required_argument, NULL, 'A' },
 		{ "help",     no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool rounds_set = false, messages_set = false, summarize_mode = false;
-	bool arrivals_set = false;
-	const char *metric = NULL;
 	int c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":t:c:r:m:d:R:s:H:p:o:l:T:qh",
 				longopts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			cfg.threads = parse_num("--threads", optarg, 1, 100000);
-			threads_set = true;
-			break;
-		case 'c':
-			cfg.connections = parse_num("--connections", optarg, 1,
-						    100000);
-			break;
-		case 'a':
-			if (!strcmp(optarg, "poisson"))
-				cfg.poisson = true;
-			else if (!strcmp(optarg, "uniform"))
-				cfg.poisson = false;
-			else
-				usage_error("--arrivals: '%s' is not poisson or uniform",
-					    optarg);
-			arrivals_set = true;
-			break;
-		case 'e':
-			cfg.seed = parse_num("--seed", optarg, 0, ULONG_MAX);
-			cfg.seed_given = true;
-			break;
-		case 'r':
-			cfg.rounds = parse_num("--rounds", optarg, 1, 100000000);
-			rounds_set = true;
-			break;
-		case 'm':
-			cfg.messages = parse_num("--messages", optarg, 1,
-						 100000000);
-			messages_set = true;
-			break;
-		case 'd':
-			cfg.duration = parse_num("--duration", optarg, 1, 86400);
-			break;
-		case 'R':
-			cfg.rate = parse_num("--rate", optarg, 1, 10000000);
-			break;
-		case 'P':
-			if (!strcmp(optarg, "idle"))
-				cfg.sched_idle = true;
-			else if (!strcmp(optarg, "normal"))
-				cfg.sched_idle = false;
-			else
-				usage_error("--sched: '%s' is not idle or normal",
-					    optarg);
-			break;
-		case 'C':
-			cpus_all = !strcmp(optarg, "all");
-			if (cpus_all)
-				break;	/* every CPU, run.sh's placement or not */
-			parse_cpus("--cpus", optarg, &cpus);
-			cfg.cpus = optarg;
-			client_set = cpus;
-			break;
-		case 'U':
-			parse_cpus("--server-cpus", optarg, &server_set);
-			server_cpus_set = true;
-			break;
-		case 'W':
-			cfg.warmup = parse_num("--warmup", optarg, 0, 86400);
-			break;
-		case 's':
-			cfg.size = parse_num("--size", optarg, 1, 1UL << 30);
-			break;
-		case 'H':
-			cfg.host = optarg;
-			break;
-		case 'p':
-			cfg.port = parse_num("--port", optarg, 1, 65535);
-			break;
-		case 'o':
-			if (!*optarg)
-				usage_error("--output: empty file name");
-			cfg.output = optarg;
-			break;
-		case 'l':
-			if (!valid_label(optarg))
-				usage_error("--label: '%s' must be 1-63 characters of A-Z a-z 0-9 . _ -",
-					    optarg);
-			strcpy(cfg.label, optarg);
-			break;
-		case 'T':
-			cfg.timeout_ms = parse_num("--timeout", optarg, 1,
-						   3600000);
-			break;
-		case 'q':
-			cfg.quiet = true;
-			break;
-		case 'M':
-			if (!strchr(optarg, '=') || *optarg == '=' ||
-			    strpbrk(optarg, "\n"))
-				usage_error("--meta: '%s' is not KEY=VALUE",
-					    optarg);
-			if (cfg.nmeta == sizeof(cfg.meta) / sizeof(cfg.meta[0]))
-				usage_error("--meta: at most %zu of them",
-					    sizeof(cfg.meta) / sizeof(cfg.meta[0]));
-			cfg.meta[cfg.nmeta++] = optarg;
-			break;
-		case 'S':
-			summarize_mode = true;
-			break;
-		case 'A':
-			if (strcmp(optarg, "rtt") && strcmp(optarg, "arrival"))
-				usage_error("--samples: '%s' is not rtt or arrival",
-					    optarg);
-			metric = optarg;
-			break;
-		case 'h':
+		if (parse_load_option(c) || parse_place_option(c) ||
+		    parse_run_option(c))
+			continue;
+		if (c == 'h') {
 			usage(stdout);
 			exit(0);
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
-	}
-	if (summarize_mode || metric) {
-		if (optind == argc)
-			usage_error("%s needs raw files",
-				    metric ? "--samples" : "--summarize");
-		exit(summary_of_files(prog, argc - optind, argv + optind, metric));
+		if (c == ':')
+			usage_error("option '%s' needs a value", argv[optind - 1]);
+		usage_error("unknown option '%s'", argv[optind - 1]);
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
 	/* Threads inherit the affinity: set it once, before any starts. */
-	if (cfg.cpus && sched_setaffinity(0, sizeof(cpus), &cpus)) {
+	if (cfg.cpus && sched_setaffinity(0, sizeof(given.cpus), &given.cpus)) {
 		fprintf(stderr, "%s: cannot run on CPUs %s: %s\n", prog,
 			cfg.cpus, strerror(errno));
 		exit(2);
 	}
-	if (cfg.duration && rounds_set)
-		usage_error("--duration cannot be combined with --rounds: a timed run has no rounds (--messages N: a connection per N messages)");
-	if (cfg.warmup && !cfg.duration)
-		usage_error("--warmup needs --duration: the warm-up comes before a timed run, e.g. --warmup 1 -d 5");
-	if (cfg.rate && !cfg.duration)
-		usage_error("--rate needs --duration: an open-loop run is timed, e.g. -R 5000 -d 10");
-	if (cfg.connections) {
-		if (!cfg.duration)
-			usage_error("--connections needs --duration: the event engine runs timed, e.g. -c 1000 -R 50000 -d 10");
-		if (messages_set)
-			usage_error("--connections keeps every connection for the whole run: it takes no --messages");
-		if (threads_set && cfg.threads > cfg.connections)
-			usage_error("--threads %u is more than --connections %u: each thread needs a connection",
-				    cfg.threads, cfg.connections);
-	} else if (arrivals_set || cfg.seed_given) {
-		usage_error("--arrivals and --seed shape the event engine's open loop: give --connections and --rate");
-	}
-	if ((arrivals_set || cfg.seed_given) && !cfg.rate)
-		usage_error("--arrivals and --seed need --rate: a closed loop has no arrivals to draw");
-	if (cfg.rate && cfg.rate > (cfg.connections ? cfg.connections :
-				    cfg.threads) * 1000000ULL)
-		usage_error("--rate %u over %u %s is more than one message per microsecond each",
-			    cfg.rate, cfg.connections ? cfg.connections : cfg.threads,
-			    cfg.connections ? "connections" : "threads");
-	if (server_cpus_set)
-		server_cpus_from = "flag";
-	if (cfg.duration) {
-		cfg.rounds = 0;
-		if (!messages_set)
-			cfg.messages = 0;	/* one connection for the run */
-	}
-	else if ((unsigned long long)cfg.threads * cfg.rounds * cfg.messages >
-		 1000000000ULL)
-		usage_error("threads x rounds x messages is over 10^9 samples; use --duration for long runs");
+	check_args();
 }
 
 static void resolve_server(void)
@@ -510,8 +542,8 @@ static void resolve_server(void)
 			break;
 	if (!ai)
 		ai = res;
-	memcpy(&server_addr, ai->ai_addr, ai->ai_addrlen);
-	server_addrlen = ai->ai_addrlen;
+	memcpy(&cfg.server_addr, ai->ai_addr, ai->ai_addrlen);
+	cfg.server_addrlen = ai->ai_addrlen;
 	freeaddrinfo(res);
 }
 
@@ -522,11 +554,11 @@ static void resolve_server(void)
  */
 static void default_label(void)
 {
-	const struct sockaddr_in *in4 = (const void *)&server_addr;
-	const struct sockaddr_in6 *in6 = (const void *)&server_addr;
-	bool local = (server_addr.ss_family == AF_INET &&
+	const struct sockaddr_in *in4 = (const void *)&cfg.server_addr;
+	const struct sockaddr_in6 *in6 = (const void *)&cfg.server_addr;
+	bool local = (cfg.server_addr.ss_family == AF_INET &&
 		      (ntohl(in4->sin_addr.s_addr) >> 24) == 127) ||
-		     (server_addr.ss_family == AF_INET6 &&
+		     (cfg.server_addr.ss_family == AF_INET6 &&
 		      IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr));
 
 	if (cfg.label[0])
@@ -543,7 +575,7 @@ static void default_label(void)
  */
 static void choose_event_threads(void)
 {
-	if (!threads_set) {
+	if (!given.threads) {
 		cfg.threads = (unsigned int)CPU_COUNT(&client_set);
 		if (!cfg.threads)
 			cfg.threads = 1;
@@ -728,8 +760,8 @@ static void progress(const struct worker *w, unsigned int n, double elapsed,
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		done += __atomic_load_n(&w[i].done, __ATOMIC_RELAXED);
-		failed += __atomic_load_n(&w[i].failed, __ATOMIC_RELAXED);
+		done += __atomic_load_n(&w[i].rec.done, __ATOMIC_RELAXED);
+		failed += __atomic_load_n(&w[i].rec.failed, __ATOMIC_RELAXED);
 	}
 	if (cfg.duration) {
 		fprintf(stderr, "\r%s: %.1f/%u s, %llu samples, %llu failed   ",
@@ -757,7 +789,7 @@ struct shown {
 /*
  * Waits for the workers until CLOCK_MONOTONIC reaches until_ns (UINT64_MAX:
  * until they finish); true when they have. On SIGINT/SIGTERM wakes them so
- * they stop soon. Their end is seen at once (load_wait_finished), so the
+ * they stop soon. Their end is seen at once (worker_wait_finished), so the
  * CPU window closes on it, not up to a poll later.
  */
 static bool wait_workers(struct worker *w, unsigned int n, uint64_t t_start,
@@ -768,7 +800,7 @@ static bool wait_workers(struct worker *w, unsigned int n, uint64_t t_start,
 	for (;;) {
 		uint64_t t = now_ns(), next = t + 50000000ull;
 
-		if (load_wait_finished(n, next < until_ns ? next : until_ns))
+		if (worker_wait_finished(n, next < until_ns ? next : until_ns))
 			break;
 		t = now_ns();
 		if (t >= until_ns)
@@ -842,7 +874,7 @@ static void sum_client_load(const struct worker *w, unsigned int n,
 	memset(l, 0, sizeof(*l));
 	l->have_cpu = true;
 	for (i = 0; i < n; i++) {
-		l->unstamped += w[i].unstamped;
+		l->unstamped += w[i].rec.unstamped;
 		l->clock_steps += w[i].clock_steps;
 		l->stamps_refused |= w[i].stamps_refused;
 		l->have_cpu &= w[i].have_cpu;
@@ -871,7 +903,6 @@ static void explain_unstamped(const struct client_load *l, size_t ok)
 			prog, (unsigned long long)l->unstamped, ok,
 			(unsigned long long)l->clock_steps);
 }
-
 /* ---- CPU per echo ----------------------------------------------------- */
 
 static void use_to_summary(const struct cpu_use *u, uint64_t echoes,
@@ -952,246 +983,362 @@ static void say_cpu(const struct cpu_use *server, const struct cpu_use *client,
 			"the server's CPUs" : "the client's CPUs");
 }
 
-int main(int argc, char **argv)
-{
-	uint64_t t_end, samples = 0, failed = 0, warmup_samples = 0;
-	uint64_t first_sent = UINT64_MAX, last_done = 0;
-	struct cpu_snap snap0 = { 0 }, snap1 = { 0 };
-	struct cpu_use server_use, client_use;
-	struct shown shown = { 0 };
-	bool have_snaps = false;
-	unsigned int i, started = 0;
-	struct summary sum = { .rq_share = NAN, .delay_share = NAN };
-	struct client_load load;
-	struct rusage ru0, ru1;
-	pthread_attr_t attr;
+/* ---- the steps of a run ----------------------------------------------- */
+
+/* What main's steps hand on to each other. */
+struct bench {
 	struct worker *w;
-	char path[PATH_MAX];
+	unsigned int started;		/* threads started */
+	int out_fd, stamp_fd;
+	char path[PATH_MAX];		/* the raw file */
 	struct rlimit rl;
+	struct cpu_snap snap0, snap1;	/* the CPU window */
+	bool have_snaps;
+	struct rusage ru0, ru1;
+	uint64_t t_end;
+	struct shown shown;
+	/* Over every thread: samples, failures, the measured span. */
+	uint64_t samples, failed, warmup_samples;
+	uint64_t first_sent, last_done;
+	struct summary sum;
+	struct client_load load;
+	struct cpu_use server_use, client_use;
 	struct stats delay;
 	bool bound;
-	double cpu;
-	int out_fd, stamp_fd, err;
-	long tw;
+	double cpu;			/* bench's own CPU seconds */
+};
 
-	prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-	parse_args(argc, argv);
-	resolve_server();
-	default_label();
-	place_cpus();
-	if (cfg.connections)
-		choose_event_threads();
-	raise_nofile(&rl);
+static void warn_time_wait(void)
+{
+	long tw = env_time_wait_sockets();
 
-	hdr_len = cfg.size < sizeof(struct msg_header) ?
-		  cfg.size : sizeof(struct msg_header);
-	body = make_body(cfg.size);
-	w = calloc(cfg.threads, sizeof(*w));
-	if (!body || !w) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		return 1;
-	}
-
-	tw = env_time_wait_sockets();
 	if (tw > TW_WARN && !cfg.quiet)
 		fprintf(stderr,
 			"%s: warning: %ld sockets in TIME_WAIT. connect() scans past them for a free port, which slows the\n"
 			"client and inflates the tail (1000 x 10 on our 2-core machine: p99 56 ms -> 476 ms). Wait a minute\n"
 			"for them to expire for a clean run.\n",
 			prog, tw);
-	stamp_fd = hold_stamping_on();
-	out_fd = open_output(path, sizeof(path));
-	write_metadata(out_fd, &rl);
+}
+
+/* The command line, the server, the CPUs, the message, the raw file's
+ * head: everything before a thread starts. Exits on any failure. */
+static void set_up(struct bench *b, int argc, char **argv)
+{
+	parse_args(argc, argv);
+	resolve_server();
+	default_label();
+	place_cpus();
+	if (cfg.connections)
+		choose_event_threads();
+	raise_nofile(&b->rl);
+
+	cfg.hdr_len = cfg.size < sizeof(struct msg_header) ?
+		      cfg.size : sizeof(struct msg_header);
+	cfg.body = make_body(cfg.size);
+	b->w = calloc(cfg.threads, sizeof(*b->w));
+	if (!cfg.body || !b->w) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		exit(1);
+	}
+	warn_time_wait();
+	b->stamp_fd = hold_stamping_on();
+	b->out_fd = open_output(b->path, sizeof(b->path));
+	write_metadata(b->out_fd, &b->rl);
 	install_signals();
+}
+
+/* Starts the load threads, each waiting at the gate with the engine of
+ * the run: the event engine with --connections, else the threads one. */
+static void start_workers(struct bench *b)
+{
+	void (*engine)(struct worker *w) = cfg.connections ? event_run : load_run;
+	pthread_attr_t attr;
+	unsigned int i;
+	int err;
 
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 128 * 1024);
 	for (i = 0; i < cfg.threads; i++) {
-		w[i].id = i;
-		w[i].out_fd = out_fd;
-		w[i].hdr.magic = HDR_MAGIC;
-		w[i].hdr.thread = i;
-		w[i].rbuf_size = cfg.size < RECVBUF_MAX ? cfg.size : RECVBUF_MAX;
-		w[i].rbuf = malloc(w[i].rbuf_size);
-		w[i].out = malloc(OUTBUF_SIZE);
-		if (!w[i].rbuf || !w[i].out) {
+		struct worker *w = &b->w[i];
+		char *out = malloc(OUTBUF_SIZE);
+
+		w->id = i;
+		w->engine = engine;
+		record_init(&w->rec, b->out_fd, out);
+		w->hdr.magic = HDR_MAGIC;
+		w->hdr.thread = i;
+		w->rbuf_size = cfg.size < RECVBUF_MAX ? cfg.size : RECVBUF_MAX;
+		w->rbuf = malloc(w->rbuf_size);
+		if (!w->rbuf || !out) {
 			fprintf(stderr, "%s: out of memory for thread %u\n",
 				prog, i);
 			break;
 		}
-		err = pthread_create(&w[i].tid, &attr, load_thread, &w[i]);
+		err = pthread_create(&w->tid, &attr, worker_thread, w);
 		if (err) {
 			fprintf(stderr,
 				"%s: cannot start thread %u of %u: %s (check ulimit -u and free memory)\n",
 				prog, i + 1, cfg.threads, strerror(err));
 			break;
 		}
-		started++;
+		b->started++;
 	}
 	pthread_attr_destroy(&attr);
-	err = wait_threads_ready(w, started);
+}
+
+/* Whether every thread started and has its scheduling; if not, sends
+ * them home and says so. */
+static bool workers_ready(struct bench *b)
+{
+	int err = wait_threads_ready(b->w, b->started);
+
 	if (err)
 		fprintf(stderr, "%s: the kernel refused SCHED_IDLE for the load threads: %s; run with --sched normal\n",
 			prog, strerror(err));
-	if (started < cfg.threads || err) {
-		load_open_gate(-1);
-		for (i = 0; i < started; i++)
-			pthread_join(w[i].tid, NULL);
-		fprintf(stderr, "%s: no samples taken; '%s' has only metadata\n",
-			prog, path);
-		return 1;
-	}
+	if (b->started == cfg.threads && !err)
+		return true;
+	worker_open_gate(-1);
+	for (unsigned int i = 0; i < b->started; i++)
+		pthread_join(b->w[i].tid, NULL);
+	fprintf(stderr, "%s: no samples taken; '%s' has only metadata\n",
+		prog, b->path);
+	return false;
+}
 
-	getrusage(RUSAGE_SELF, &ru0);
-	/* The CPU window opens at the gate, or when the warm-up ends. */
+/* Opens the gate, waits for the threads and reads the CPU window around
+ * the measured part: from the gate (or the warm-up's end) to the end. */
+static void run_load(struct bench *b)
+{
+	getrusage(RUSAGE_SELF, &b->ru0);
 	if (!cfg.warmup)
-		have_snaps = cpu_snap_take(&snap0, true, false);
-	start_ns = now_ns();
-	measure_ns = start_ns + (uint64_t)cfg.warmup * NSEC;
-	deadline_ns = measure_ns + (uint64_t)cfg.duration * NSEC;
-	load_open_gate(1);	/* all threads start together */
+		b->have_snaps = cpu_snap_take(&b->snap0, true, false);
+	cfg.start_ns = now_ns();
+	cfg.measure_ns = cfg.start_ns + (uint64_t)cfg.warmup * NSEC;
+	cfg.deadline_ns = cfg.measure_ns + (uint64_t)cfg.duration * NSEC;
+	worker_open_gate(1);	/* all threads start together */
 	if (cfg.warmup) {
-		wait_workers(w, cfg.threads, start_ns, measure_ns, &shown);
-		have_snaps = cpu_snap_take(&snap0, true, false);
+		wait_workers(b->w, cfg.threads, cfg.start_ns, cfg.measure_ns,
+			     &b->shown);
+		b->have_snaps = cpu_snap_take(&b->snap0, true, false);
 	}
-	wait_workers(w, cfg.threads, start_ns, UINT64_MAX, &shown);
-	have_snaps = cpu_snap_take(&snap1, true, true) && have_snaps;
-	t_end = now_ns();
-	getrusage(RUSAGE_SELF, &ru1);
-	for (i = 0; i < cfg.threads; i++)
-		pthread_join(w[i].tid, NULL);
+	wait_workers(b->w, cfg.threads, cfg.start_ns, UINT64_MAX, &b->shown);
+	b->have_snaps = cpu_snap_take(&b->snap1, true, true) && b->have_snaps;
+	b->t_end = now_ns();
+	getrusage(RUSAGE_SELF, &b->ru1);
+	for (unsigned int i = 0; i < cfg.threads; i++)
+		pthread_join(b->w[i].tid, NULL);
+}
 
-	/* Gather every ok sample's times for the statistics. */
-	for (i = 0; i < cfg.threads; i++) {
-		samples += w[i].done;
-		failed += w[i].failed;
-		warmup_samples += w[i].warmup_samples;
-		if (w[i].first_sent_ns < first_sent)
-			first_sent = w[i].first_sent_ns;
-		if (w[i].last_done_ns > last_done)
-			last_done = w[i].last_done_ns;
-		if (w[i].setup_errno) {
+/* The threads' counts and span, summed; says what a thread could not do. */
+static void count_samples(struct bench *b)
+{
+	b->first_sent = UINT64_MAX;
+	for (unsigned int i = 0; i < cfg.threads; i++) {
+		const struct worker *w = &b->w[i];
+
+		b->samples += w->rec.done;
+		b->failed += w->rec.failed;
+		b->warmup_samples += w->rec.warmup_samples;
+		if (w->rec.first_sent_ns < b->first_sent)
+			b->first_sent = w->rec.first_sent_ns;
+		if (w->rec.last_done_ns > b->last_done)
+			b->last_done = w->rec.last_done_ns;
+		if (w->setup_errno) {
 			fprintf(stderr, "%s: load thread %u could not set up its connections: %s\n",
-				prog, i, strerror(w[i].setup_errno));
-			failed++;
+				prog, i, strerror(w->setup_errno));
+			b->failed++;
 		}
-		if (w[i].write_errno && !cfg.quiet)
-			fprintf(stderr, "%s: writing '%s': %s\n", prog, path,
-				strerror(w[i].write_errno));
+		if (w->rec.write_errno && !cfg.quiet)
+			fprintf(stderr, "%s: writing '%s': %s\n", prog, b->path,
+				strerror(w->rec.write_errno));
 	}
-	sum.rtt = malloc((samples - failed + 1) * sizeof(double));
-	sum.arrival = malloc((samples - failed + 1) * sizeof(double));
-	sum.delay = malloc((samples - failed + 1) * sizeof(double));
-	if (!sum.rtt || !sum.arrival || !sum.delay) {
+}
+
+/* Every ok sample's times into the summary, the threads' buffers freed;
+ * false when out of memory. */
+static bool collect_times(struct bench *b)
+{
+	struct summary *s = &b->sum;
+	size_t room = (b->samples - b->failed + 1) * sizeof(double);
+
+	s->rtt = malloc(room);
+	s->arrival = malloc(room);
+	s->delay = malloc(room);
+	if (!s->rtt || !s->arrival || !s->delay) {
 		fprintf(stderr, "%s: out of memory for statistics\n", prog);
-		return 1;
+		return false;
 	}
-	for (i = 0; i < cfg.threads; i++) {
-		for (struct chunk *c = w[i].head, *next; c; c = next) {
+	for (unsigned int i = 0; i < cfg.threads; i++) {
+		for (struct chunk *c = b->w[i].rec.head, *next; c; c = next) {
 			for (size_t k = 0; k < c->n; k++) {
-				sum.rtt[sum.n++] = c->v[k].rtt;
+				s->rtt[s->n++] = c->v[k].rtt;
 				if (isnan(c->v[k].arrival))
 					continue;
-				sum.delay[sum.narrival] =
+				s->delay[s->narrival] =
 					c->v[k].rtt - c->v[k].arrival;
-				sum.arrival[sum.narrival++] = c->v[k].arrival;
+				s->arrival[s->narrival++] = c->v[k].arrival;
 			}
 			next = c->next;
 			free(c);
 		}
-		free(w[i].rbuf);
-		free(w[i].out);
+		free(b->w[i].rbuf);
+		free(b->w[i].rec.out);
 	}
-	sum_client_load(w, cfg.threads, &load);
-	cpu = cpu_seconds(&ru1) - cpu_seconds(&ru0);
-	sum.label = cfg.label;
-	sum.threads = cfg.threads;
-	sum.rounds = cfg.rounds;
-	sum.samples = samples;
-	sum.failed = failed;
+	return true;
+}
+
+/* The summary line's figures, and whether the client was the bottleneck. */
+static void sum_up(struct bench *b)
+{
+	struct summary *s = &b->sum;
+
+	sum_client_load(b->w, cfg.threads, &b->load);
+	b->cpu = cpu_seconds(&b->ru1) - cpu_seconds(&b->ru0);
+	s->label = cfg.label;
+	s->threads = cfg.threads;
+	s->rounds = cfg.rounds;
+	s->samples = b->samples;
+	s->failed = b->failed;
 	/* First send to last completion of the measured samples; a run
 	 * that sent nothing: its wall time. */
-	sum.elapsed_s = (double)(last_done >= first_sent ?
-				 last_done - first_sent : t_end - measure_ns) / 1e9;
-	if (have_snaps) {
-		cpu_use(&snap0, &snap1, &server_set, &server_use);
-		cpu_use(&snap0, &snap1, &client_set, &client_use);
-		use_to_summary(&server_use, sum.n, &sum.server);
-		use_to_summary(&client_use, sum.n, &sum.client);
+	s->elapsed_s = (double)(b->last_done >= b->first_sent ?
+				b->last_done - b->first_sent :
+				b->t_end - cfg.measure_ns) / 1e9;
+	if (b->have_snaps) {
+		cpu_use(&b->snap0, &b->snap1, &server_set, &b->server_use);
+		cpu_use(&b->snap0, &b->snap1, &client_set, &b->client_use);
+		use_to_summary(&b->server_use, s->n, &s->server);
+		use_to_summary(&b->client_use, s->n, &s->client);
 	}
-	sum.cpu_scope = cpu_scope;
-	if (load.have_cpu && load.thread_s > 0)
-		sum.rq_share = load.wait_s / load.thread_s;
-	bound = summary_client_bound(&sum, &delay);
+	s->cpu_scope = cpu_scope;
+	if (b->load.have_cpu && b->load.thread_s > 0)
+		s->rq_share = b->load.wait_s / b->load.thread_s;
+	b->bound = summary_client_bound(s, &b->delay);
+}
 
-	dprintf(out_fd, "# elapsed_s=%.6f\n# client_cpu_s=%.3f\n",
-		sum.elapsed_s, cpu);
-	dprintf(out_fd, "# warmup_samples=%llu\n",
-		(unsigned long long)warmup_samples);
-	if (have_snaps)
-		write_cpu_metadata(out_fd, &snap0, &snap1, &server_use,
-				   &client_use, sum.n);
-	if (load.have_cpu)
-		dprintf(out_fd, "# client_run_s=%.3f\n# client_rq_wait_s=%.3f\n"
+/* The raw file's tail: what is known only at the end. */
+static void write_end_metadata(const struct bench *b)
+{
+	const struct summary *s = &b->sum;
+	int fd = b->out_fd;
+
+	dprintf(fd, "# elapsed_s=%.6f\n# client_cpu_s=%.3f\n",
+		s->elapsed_s, b->cpu);
+	dprintf(fd, "# warmup_samples=%llu\n",
+		(unsigned long long)b->warmup_samples);
+	if (b->have_snaps)
+		write_cpu_metadata(fd, &b->snap0, &b->snap1, &b->server_use,
+				   &b->client_use, s->n);
+	if (b->load.have_cpu)
+		dprintf(fd, "# client_run_s=%.3f\n# client_rq_wait_s=%.3f\n"
 			"# client_thread_s=%.3f\n# client_rq_share=%.3f\n",
-			load.run_s, load.wait_s, load.thread_s, sum.rq_share);
-	if (!isnan(sum.delay_share))
-		dprintf(out_fd, "# client_delay_p50_us=%.1f\n# client_delay_share=%.3f\n",
-			delay.p50, sum.delay_share);
-	dprintf(out_fd, "# bottleneck=%s\n%s",
-		bound ? "client" :
-		isnan(sum.delay_share) && isnan(sum.rq_share) ? "unknown" : "server",
+			b->load.run_s, b->load.wait_s, b->load.thread_s,
+			s->rq_share);
+	if (!isnan(s->delay_share))
+		dprintf(fd, "# client_delay_p50_us=%.1f\n# client_delay_share=%.3f\n",
+			b->delay.p50, s->delay_share);
+	dprintf(fd, "# bottleneck=%s\n%s",
+		b->bound ? "client" :
+		isnan(s->delay_share) && isnan(s->rq_share) ? "unknown" : "server",
 		stop ? "# interrupted=1\n" : "");
-	if (load.unstamped)
-		dprintf(out_fd, "# unstamped=%llu\n",
-			(unsigned long long)load.unstamped);
-	summary_print(&sum);
+	if (b->load.unstamped)
+		dprintf(fd, "# unstamped=%llu\n",
+			(unsigned long long)b->load.unstamped);
+}
+
+/* The summary line on stdout, and its gist as the raw file's last line. */
+static void print_summary(struct bench *b)
+{
+	summary_print(&b->sum);
 	fflush(stdout);
-	dprintf(out_fd, "# summary label=%s samples=%llu ok=%zu failed=%llu\n",
-		cfg.label, (unsigned long long)samples, sum.n,
-		(unsigned long long)failed);
-	close(out_fd);
-	if (bound && summary_client_saturated(&sum))
+	dprintf(b->out_fd, "# summary label=%s samples=%llu ok=%zu failed=%llu\n",
+		cfg.label, (unsigned long long)b->samples, b->sum.n,
+		(unsigned long long)b->failed);
+	close(b->out_fd);
+}
+
+/* When the client was the bottleneck: why, and what to do. */
+static void warn_client_bound(const struct bench *b)
+{
+	const struct summary *s = &b->sum;
+
+	if (!b->bound)
+		return;
+	if (summary_client_saturated(s))
 		fprintf(stderr,
 			"%s: warning: the client was the bottleneck: its CPUs were busy %.0f%% of the window, the\n"
 			"  server's %.0f%%. The client set the pace: the latency and the rate are its own; the CPU per\n"
 			"  echo is still the server's. Use fewer connections, or give the client more CPUs.\n",
-			prog, 100 * sum.client.busy_s / sum.client.capacity_s,
-			100 * sum.server.busy_s / sum.server.capacity_s);
-	else if (bound && !isnan(sum.delay_share))
+			prog, 100 * s->client.busy_s / s->client.capacity_s,
+			100 * s->server.busy_s / s->server.capacity_s);
+	else if (!isnan(s->delay_share))
 		fprintf(stderr,
 			"%s: warning: the client was the bottleneck: half the echoes waited over %.1f ms in its kernel\n"
 			"  for their thread to read them, %.0f%% of the response time it saw (its threads waited for a CPU\n"
 			"  %.0f%% of the time). rtt_us measures the client's scheduling; arrival_us (the kernel's stamp)\n"
 			"  still times the server. For rtt_us use fewer threads, or give the client CPUs of its own\n"
 			"  (run.sh SERVER --cpus 0, bench --cpus 1; compare does it by default).\n",
-			prog, delay.p50 / 1e3, 100 * sum.delay_share,
-			100 * sum.rq_share);
-	else if (bound)
+			prog, b->delay.p50 / 1e3, 100 * s->delay_share,
+			100 * s->rq_share);
+	else
 		fprintf(stderr,
 			"%s: warning: the client was the bottleneck: its threads waited for a CPU %.0f%% of the time,\n"
 			"  so rtt_us mostly measures the client's scheduling (no kernel stamps to tell the server's part).\n"
 			"  Use fewer threads, or a client on other CPUs or another machine.\n",
-			prog, 100 * sum.rq_share);
-	if (!cfg.quiet) {
-		explain_unstamped(&load, sum.n);
-		if (have_snaps)
-			say_cpu(&server_use, &client_use, sum.n);
-		fprintf(stderr, "client cpu: %.2f s (%.2f us per sample); threads at %s, waiting for a CPU %.0f%% of the time\n",
-			cpu, samples ? cpu * 1e6 / (double)samples : 0.0,
-			cfg.sched_idle ? "SCHED_IDLE" : "normal priority",
-			isnan(sum.rq_share) ? NAN : 100 * sum.rq_share);
-		fprintf(stderr, "raw samples: %s%s\n", path,
-			stop ? " (interrupted run: every finished sample is in it)" : "");
-	}
-	if (stamp_fd >= 0)
-		close(stamp_fd);
-	cpu_snap_free(&snap0);
-	cpu_snap_free(&snap1);
-	free(sum.rtt);
-	free(sum.arrival);
-	free(sum.delay);
-	free(w);
-	free(body);
-	return failed ? 1 : 0;
+			prog, 100 * s->rq_share);
+}
+
+/* Without --quiet: the stamps, the CPUs, bench's own cost, the file. */
+static void report(const struct bench *b)
+{
+	const struct summary *s = &b->sum;
+
+	if (cfg.quiet)
+		return;
+	explain_unstamped(&b->load, s->n);
+	if (b->have_snaps)
+		say_cpu(&b->server_use, &b->client_use, s->n);
+	fprintf(stderr, "client cpu: %.2f s (%.2f us per sample); threads at %s, waiting for a CPU %.0f%% of the time\n",
+		b->cpu, b->samples ? b->cpu * 1e6 / (double)b->samples : 0.0,
+		cfg.sched_idle ? "SCHED_IDLE" : "normal priority",
+		isnan(s->rq_share) ? NAN : 100 * s->rq_share);
+	fprintf(stderr, "raw samples: %s%s\n", b->path,
+		stop ? " (interrupted run: every finished sample is in it)" : "");
+}
+
+static void clean_up(struct bench *b)
+{
+	if (b->stamp_fd >= 0)
+		close(b->stamp_fd);
+	cpu_snap_free(&b->snap0);
+	cpu_snap_free(&b->snap1);
+	free(b->sum.rtt);
+	free(b->sum.arrival);
+	free(b->sum.delay);
+	free(b->w);
+	free(cfg.body);
+}
+
+int main(int argc, char **argv)
+{
+	static struct bench b = {
+		.sum = { .rq_share = NAN, .delay_share = NAN },
+	};
+
+	prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	set_up(&b, argc, argv);
+	start_workers(&b);
+	if (!workers_ready(&b))
+		return 1;
+	run_load(&b);
+	count_samples(&b);
+	if (!collect_times(&b))
+		return 1;
+	sum_up(&b);
+	write_end_metadata(&b);
+	print_summary(&b);
+	warn_client_bound(&b);
+	report(&b);
+	clean_up(&b);
+	return b.failed ? 1 : 0;
 }

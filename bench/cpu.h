@@ -71,11 +71,4 @@ void cpu_softirqs_between(const struct cpu_snap *a, const struct cpu_snap *b,
 void cpu_kworkers_between(const struct cpu_snap *a, const struct cpu_snap *b,
 			  char *buf, size_t len);
 
-/* set as a CPU list, "0-1,3". */
-void cpu_set_format(const cpu_set_t *set, char *buf, size_t len);
-
-/* A CPU list as taskset -c takes it, "1", "0,2", "2-3", into set; false
- * when it is malformed. */
-bool cpu_set_parse(const char *list, cpu_set_t *set);
-
 #endif

@@ -40,7 +40,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "load.h"
+#include "event.h"
+#include "record.h"
+#include "settings.h"
+#include "worker.h"
 
 #ifndef SYS_epoll_pwait2
 #define SYS_epoll_pwait2 441
@@ -188,8 +191,8 @@ static void set_interest(struct engine *e, struct conn *c, bool out)
 static void record_head(struct engine *e, struct conn *c,
 			const struct times_ns *t, enum status st)
 {
-	load_record(e->w, c->id, c->round,
-		    c->first_recorded ? NO_TIME : c->connect_ns, t, st);
+	record_sample(&e->w->rec, c->id, c->round,
+		      c->first_recorded ? NO_TIME : c->connect_ns, t, st);
 	c->first_recorded = true;
 	c->head = (c->head + 1) % RING_SLOTS;
 	c->count--;
@@ -219,7 +222,8 @@ static void conn_fail(struct engine *e, struct conn *c, enum status st)
 	c->want_out = false;
 	if (!c->count && !c->first_recorded) {
 		/* A failed connect with nothing due yet: one sample says so. */
-		load_record(e->w, c->id, c->round, c->connect_ns, NULL, st);
+		record_sample(&e->w->rec, c->id, c->round, c->connect_ns,
+			      NULL, st);
 	}
 	while (c->count) {
 		struct slot *s = slot_at(c, 0);
@@ -253,11 +257,11 @@ static void conn_open(struct engine *e, struct conn *c)
 
 	c->connect_ns = NO_TIME;
 	c->connect_t0 = now_ns();
-	fd = socket(server_addr.ss_family,
+	fd = socket(cfg.server_addr.ss_family,
 		    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		c->fd = -1;
-		conn_fail(e, c, load_errno_status(errno));
+		conn_fail(e, c, status_from_errno(errno));
 		return;
 	}
 	c->fd = fd;
@@ -265,15 +269,15 @@ static void conn_open(struct engine *e, struct conn *c)
 	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &stamping,
 		       sizeof(stamping)))
 		e->w->stamps_refused = true;
-	if (connect(fd, (struct sockaddr *)&server_addr, server_addrlen) &&
-	    errno != EINPROGRESS) {
-		conn_fail(e, c, load_errno_status(errno));
+	if (connect(fd, (struct sockaddr *)&cfg.server_addr,
+		    cfg.server_addrlen) && errno != EINPROGRESS) {
+		conn_fail(e, c, status_from_errno(errno));
 		return;
 	}
 	c->connecting = true;
 	c->want_out = true;
 	if (epoll_ctl(e->ep, EPOLL_CTL_ADD, fd, &ev))
-		conn_fail(e, c, load_errno_status(errno));
+		conn_fail(e, c, status_from_errno(errno));
 }
 
 /* Closed loop: the next message, due now. */
@@ -298,13 +302,13 @@ static void conn_send(struct engine *e, struct conn *c)
 		ssize_t n;
 
 		build_header(c, s, &h);
-		if (off < hdr_len) {
+		if (off < cfg.hdr_len) {
 			iov[mh.msg_iovlen].iov_base = (unsigned char *)&h + off;
-			iov[mh.msg_iovlen++].iov_len = hdr_len - off;
-			off = hdr_len;
+			iov[mh.msg_iovlen++].iov_len = cfg.hdr_len - off;
+			off = cfg.hdr_len;
 		}
 		if (off < cfg.size) {
-			iov[mh.msg_iovlen].iov_base = body + (off - hdr_len);
+			iov[mh.msg_iovlen].iov_base = cfg.body + (off - cfg.hdr_len);
 			iov[mh.msg_iovlen++].iov_len = cfg.size - off;
 		}
 		if (!c->send_off)
@@ -313,7 +317,7 @@ static void conn_send(struct engine *e, struct conn *c)
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				break;
-			conn_fail(e, c, load_errno_status(errno));
+			conn_fail(e, c, status_from_errno(errno));
 			return;
 		}
 		c->send_off += (size_t)n;
@@ -332,7 +336,7 @@ static void conn_send(struct engine *e, struct conn *c)
 static void schedule_arrival(struct engine *e, struct conn *c)
 {
 	c->paused = c->count == RING_SLOTS;
-	if (!c->paused && c->next_due < deadline_ns)
+	if (!c->paused && c->next_due < cfg.deadline_ns)
 		heap_push(e, c);
 }
 
@@ -359,7 +363,7 @@ static void complete_head(struct engine *e, struct conn *c, uint64_t now,
 			e->w->clock_steps++;
 	}
 	record_head(e, c, &t, ST_OK);
-	if (!cfg.rate && now < deadline_ns)
+	if (!cfg.rate && now < cfg.deadline_ns)
 		queue_now(c);
 	else if (c->paused)
 		schedule_arrival(e, c);
@@ -378,14 +382,14 @@ static bool conn_match(struct engine *e, struct conn *c, const unsigned char *p,
 			return false;	/* bytes nobody sent */
 		k = cfg.size - off < n ? cfg.size - off : n;
 		build_header(c, slot_at(c, 0), &h);
-		if (off < hdr_len) {
-			size_t m = hdr_len - off < k ? hdr_len - off : k;
+		if (off < cfg.hdr_len) {
+			size_t m = cfg.hdr_len - off < k ? cfg.hdr_len - off : k;
 
 			if (memcmp(p, (unsigned char *)&h + off, m))
 				return false;
-			if (k > m && memcmp(p + m, body, k - m))
+			if (k > m && memcmp(p + m, cfg.body, k - m))
 				return false;
-		} else if (memcmp(p, body + (off - hdr_len), k)) {
+		} else if (memcmp(p, cfg.body + (off - cfg.hdr_len), k)) {
 			return false;
 		}
 		c->recv_off += k;
@@ -422,7 +426,7 @@ static void conn_recv(struct engine *e, struct conn *c)
 		}
 		if (n < 0) {
 			if (errno != EAGAIN && errno != EINTR)
-				conn_fail(e, c, load_errno_status(errno));
+				conn_fail(e, c, status_from_errno(errno));
 			return;
 		}
 		now = now_ns();
@@ -459,12 +463,12 @@ static void conn_connected(struct engine *e, struct conn *c)
 
 	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
 		c->connect_ns = now_ns() - c->connect_t0;
-		conn_fail(e, c, load_errno_status(err ? err : errno));
+		conn_fail(e, c, status_from_errno(err ? err : errno));
 		return;
 	}
 	c->connect_ns = now_ns() - c->connect_t0;
 	c->connecting = false;
-	if (!cfg.rate && !c->count && now_ns() < deadline_ns)
+	if (!cfg.rate && !c->count && now_ns() < cfg.deadline_ns)
 		queue_now(c);
 	conn_send(e, c);
 }
@@ -491,7 +495,7 @@ static void take_arrivals(struct engine *e, uint64_t now)
 		s->sent = NO_TIME;
 		s->message = c->next_message++;
 		c->next_due += next_gap(e);
-		if (c->count == RING_SLOTS || c->next_due >= deadline_ns) {
+		if (c->count == RING_SLOTS || c->next_due >= cfg.deadline_ns) {
 			c->paused = c->count == RING_SLOTS;
 			heap_pop(e);
 		} else {
@@ -510,7 +514,7 @@ static void scan(struct engine *e, uint64_t now)
 		struct conn *c = &e->conns[i];
 
 		if (c->fd < 0) {
-			if (now >= c->retry_at && now < deadline_ns)
+			if (now >= c->retry_at && now < cfg.deadline_ns)
 				conn_open(e, c);
 			continue;
 		}
@@ -573,7 +577,7 @@ static void pin_thread(unsigned int id)
 		}
 }
 
-void load_run_event(struct worker *w)
+void event_run(struct worker *w)
 {
 	unsigned int lo = (unsigned int)((uint64_t)w->id * cfg.connections /
 					 cfg.threads);
@@ -614,14 +618,14 @@ void load_run_event(struct worker *w)
 		if (cfg.rate) {
 			/* Uniform: staggered by 1/R; Poisson: memoryless,
 			 * so the first gap is one like any other. */
-			c->next_due = start_ns + (cfg.poisson ? next_gap(&e) :
+			c->next_due = cfg.start_ns + (cfg.poisson ? next_gap(&e) :
 				(uint64_t)llround((double)c->id * 1e9 / cfg.rate));
 			schedule_arrival(&e, c);
 		}
 		conn_open(&e, c);
 	}
 	/* Past the deadline: the messages out get --timeout to return. */
-	hard_end = deadline_ns + (uint64_t)cfg.timeout_ms * 1000000ull;
+	hard_end = cfg.deadline_ns + (uint64_t)cfg.timeout_ms * 1000000ull;
 	while (!stopping()) {
 		uint64_t until;
 		int n;
@@ -632,7 +636,7 @@ void load_run_event(struct worker *w)
 			next_scan = now + SCAN_NS;
 			e.real_off = clock_offset();
 		}
-		if (now >= deadline_ns && drained(&e))
+		if (now >= cfg.deadline_ns && drained(&e))
 			break;
 		if (now >= hard_end) {
 			for (unsigned int i = 0; i < e.nconns; i++)
@@ -644,8 +648,8 @@ void load_run_event(struct worker *w)
 		until = next_scan;
 		if (e.nheap && e.heap[0]->next_due < until)
 			until = e.heap[0]->next_due;
-		if (now < deadline_ns && deadline_ns < until)
-			until = deadline_ns;
+		if (now < cfg.deadline_ns && cfg.deadline_ns < until)
+			until = cfg.deadline_ns;
 		n = wait_events(&e, ev, now, until);
 		for (int i = 0; i < n; i++) {
 			struct conn *c = ev[i].data.ptr;

@@ -1,23 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The load engine (load.h): one connection, one message, and the load
- * shapes a client thread runs, timing every message twice (bench.c says
- * what the times are) and keeping every sample.
+ * The threads engine (load.h): one connection at a time per thread, one
+ * message at a time on it, in the load shapes a client thread runs,
+ * timing every message twice (bench.c says what the times are) and
+ * handing every sample to the recorder.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/errqueue.h>
 #include <linux/net_tstamp.h>
-#include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -25,156 +22,11 @@
 #include <unistd.h>
 
 #include "load.h"
-
-const char *const status_name[] = {
-	[ST_OK] = "ok",		[ST_TIMEOUT] = "timeout",
-	[ST_REFUSED] = "refused",	[ST_RESET] = "reset",
-	[ST_EOF] = "eof",		[ST_MISMATCH] = "mismatch",
-	[ST_NOPORT] = "noport",	[ST_ERROR] = "error",
-	[ST_ABORTED] = "aborted",	[ST_INTERRUPTED] = "interrupted",
-};
-
-struct sockaddr_storage server_addr;
-socklen_t server_addrlen;
-unsigned char *body;
-size_t hdr_len;
-uint64_t start_ns;
-uint64_t deadline_ns;
-uint64_t measure_ns;
-
-volatile sig_atomic_t stop;
-unsigned int threads_ready;
-unsigned int threads_finished;
-
-static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
-static int gate;			/* 1: go, -1: abort */
-/* threads_finished grows under it; load_wait_finished sleeps on it. */
-static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t done_cond;
-static pthread_once_t done_once = PTHREAD_ONCE_INIT;
-
-static void done_cond_init(void);
-
-/* ---- samples ---------------------------------------------------------- */
-
-static int keep_times(struct worker *w, double rtt_us, double arrival_us)
-{
-	struct chunk *c = w->tail;
-
-	if (!c || c->n == c->cap) {
-		size_t cap = CHUNK_SAMPLES;
-
-		/* Size the first chunk to the run, so 1000 threads x 10
-		 * rounds do not reserve 64 Ki samples each. */
-		if (!c && !cfg.duration &&
-		    (size_t)cfg.rounds * cfg.messages < cap)
-			cap = (size_t)cfg.rounds * cfg.messages;
-		c = malloc(sizeof(*c) + cap * sizeof(c->v[0]));
-		if (!c)
-			return -1;
-		c->next = NULL;
-		c->n = 0;
-		c->cap = cap;
-		if (w->tail)
-			w->tail->next = c;
-		else
-			w->head = c;
-		w->tail = c;
-	}
-	c->v[c->n].rtt = rtt_us;
-	c->v[c->n++].arrival = arrival_us;
-	return 0;
-}
-
-static void flush_rows(struct worker *w)
-{
-	size_t off = 0;
-
-	while (off < w->out_len) {
-		ssize_t n = write(w->out_fd, w->out + off, w->out_len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (!w->write_errno)
-				w->write_errno = n < 0 ? errno : EIO;
-			break;
-		}
-		off += (size_t)n;
-	}
-	w->out_len = 0;
-}
-
-void load_record(struct worker *w, unsigned int id, unsigned int round,
-		 uint64_t connect_ns, const struct times_ns *t, enum status st)
-{
-	static const struct times_ns none = {
-		NO_TIME, NO_TIME, NO_TIME, NO_TIME, NO_TIME
-	};
-	struct raw_sample row = {
-		.thread = id,
-		.round = round,
-		.connect_ns = connect_ns,
-	};
-
-	/* Sent in the warm-up (a sample never sent: failed then): counted,
-	 * not measured. */
-	if ((t ? t->sent : now_ns()) < measure_ns) {
-		w->warmup_samples++;
-		return;
-	}
-	if (t) {
-		if (t->sent < w->first_sent_ns)
-			w->first_sent_ns = t->sent;
-		if (t->done > w->last_done_ns)
-			w->last_done_ns = t->done;
-	} else {
-		t = &none;
-	}
-	/* Out of memory for the statistics: a failure, never a lost sample. */
-	if (st == ST_OK &&
-	    keep_times(w, (double)t->rtt / 1e3,
-		       t->arrival == NO_TIME ? NAN : (double)t->arrival / 1e3))
-		st = ST_ERROR;
-	if (st == ST_OK && t->arrival == NO_TIME)
-		w->unstamped++;
-	row.rtt_ns = t->rtt;
-	row.arrival_ns = t->arrival;
-	row.lag_ns = t->lag;
-	row.sent_ns = t->sent == NO_TIME ? NO_TIME : t->sent - start_ns;
-	row.status = status_name[st];
-	w->out_len = (size_t)(raw_put_row(w->out + w->out_len, &row) - w->out);
-	if (w->out_len > OUTBUF_SIZE - RAW_ROW_MAX)
-		flush_rows(w);
-
-	__atomic_store_n(&w->done, w->done + 1, __ATOMIC_RELAXED);
-	if (st != ST_OK)
-		__atomic_store_n(&w->failed, w->failed + 1, __ATOMIC_RELAXED);
-}
+#include "record.h"
+#include "settings.h"
+#include "worker.h"
 
 /* ---- one connection, one message -------------------------------------- */
-
-enum status load_errno_status(int err)
-{
-	switch (err) {
-	case EAGAIN:
-	case EINPROGRESS:	/* connect() timed out via SO_SNDTIMEO */
-	case ETIMEDOUT:
-		return ST_TIMEOUT;
-	case ECONNREFUSED:
-		return ST_REFUSED;
-	case ECONNRESET:
-	case EPIPE:
-		return ST_RESET;
-	case EADDRNOTAVAIL:
-		return ST_NOPORT;
-	case EINTR:
-		return stopping() ? ST_INTERRUPTED : ST_ERROR;
-	default:
-		return ST_ERROR;
-	}
-}
 
 static enum status open_conn(struct worker *w, int *fdp,
 			     uint64_t *connect_ns)
@@ -189,9 +41,9 @@ static enum status open_conn(struct worker *w, int *fdp,
 	uint64_t t0 = 0;
 
 	*connect_ns = NO_TIME;
-	fd = socket(server_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(cfg.server_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return load_errno_status(errno);
+		return status_from_errno(errno);
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
 	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
 	    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
@@ -201,7 +53,7 @@ static enum status open_conn(struct worker *w, int *fdp,
 		w->stamps_refused = true;	/* no arrival_us, said at the end */
 
 	t0 = now_ns();
-	if (connect(fd, (struct sockaddr *)&server_addr, server_addrlen))
+	if (connect(fd, (struct sockaddr *)&cfg.server_addr, cfg.server_addrlen))
 		goto fail;
 	*connect_ns = now_ns() - t0;
 	*fdp = fd;
@@ -211,15 +63,15 @@ fail:
 	if (t0)
 		*connect_ns = now_ns() - t0;
 	close(fd);
-	return load_errno_status(err);
+	return status_from_errno(err);
 }
 
 /* Checks len received bytes that belong at offset off of the message. */
 static bool echo_matches(const struct worker *w, size_t off,
 			 const unsigned char *data, size_t len)
 {
-	if (off < hdr_len) {
-		size_t n = hdr_len - off < len ? hdr_len - off : len;
+	if (off < cfg.hdr_len) {
+		size_t n = cfg.hdr_len - off < len ? cfg.hdr_len - off : len;
 
 		if (memcmp(data, (const unsigned char *)&w->hdr + off, n))
 			return false;
@@ -227,7 +79,7 @@ static bool echo_matches(const struct worker *w, size_t off,
 		data += n;
 		len -= n;
 	}
-	return len == 0 || !memcmp(data, body + (off - hdr_len), len);
+	return len == 0 || !memcmp(data, cfg.body + (off - cfg.hdr_len), len);
 }
 
 /* Sends the part of the message that starts at offset off. */
@@ -236,13 +88,13 @@ static ssize_t send_from(struct worker *w, int fd, size_t off, int flags)
 	struct iovec iov[2];
 	struct msghdr mh = { .msg_iov = iov };
 
-	if (off < hdr_len) {
+	if (off < cfg.hdr_len) {
 		iov[mh.msg_iovlen].iov_base = (unsigned char *)&w->hdr + off;
-		iov[mh.msg_iovlen++].iov_len = hdr_len - off;
-		off = hdr_len;
+		iov[mh.msg_iovlen++].iov_len = cfg.hdr_len - off;
+		off = cfg.hdr_len;
 	}
 	if (off < cfg.size) {
-		iov[mh.msg_iovlen].iov_base = body + (off - hdr_len);
+		iov[mh.msg_iovlen].iov_base = cfg.body + (off - cfg.hdr_len);
 		iov[mh.msg_iovlen++].iov_len = cfg.size - off;
 	}
 	return sendmsg(fd, &mh, flags | MSG_NOSIGNAL);
@@ -303,13 +155,13 @@ static enum status echo_interleaved(struct worker *w, int fd, size_t sent)
 		if (r < 0) {
 			if (errno == EINTR && !stopping())
 				continue;
-			return load_errno_status(errno);
+			return status_from_errno(errno);
 		}
 		if (sent < cfg.size && (pfd.revents & POLLOUT)) {
 			ssize_t n = send_from(w, fd, sent, MSG_DONTWAIT);
 
 			if (n < 0 && errno != EAGAIN)
-				return load_errno_status(errno);
+				return status_from_errno(errno);
 			if (n > 0)
 				sent += (size_t)n;
 		}
@@ -325,7 +177,7 @@ static enum status echo_interleaved(struct worker *w, int fd, size_t sent)
 			if (n < 0) {
 				if (errno == EAGAIN)
 					continue;
-				return load_errno_status(errno);
+				return status_from_errno(errno);
 			}
 			if (!echo_matches(w, got, w->rbuf, (size_t)n))
 				return ST_MISMATCH;
@@ -367,7 +219,7 @@ static enum status echo_once(struct worker *w, int fd, unsigned int round,
 	from = intended_ns && intended_ns < t0 ? intended_ns : t0;
 	n = send_from(w, fd, 0, MSG_DONTWAIT);
 	if (n < 0 && errno != EAGAIN) {
-		st = load_errno_status(errno);
+		st = status_from_errno(errno);
 		goto out;
 	}
 	if (n < (ssize_t)cfg.size) {
@@ -389,7 +241,7 @@ static enum status echo_once(struct worker *w, int fd, unsigned int round,
 		if (n < 0) {
 			if (errno == EINTR && !stopping())
 				continue;
-			st = load_errno_status(errno);
+			st = status_from_errno(errno);
 			break;
 		}
 		if (!echo_matches(w, got, w->rbuf, (size_t)n)) {
@@ -428,7 +280,7 @@ static void record_aborted(struct worker *w, unsigned int round,
 			   unsigned int from)
 {
 	for (; from < cfg.messages; from++)
-		load_record(w, w->id, round, NO_TIME, NULL, ST_ABORTED);
+		record_sample(&w->rec, w->id, round, NO_TIME, NULL, ST_ABORTED);
 }
 
 /* Opens round's connection; a failure is recorded as the round's first
@@ -439,7 +291,7 @@ static enum status open_round(struct worker *w, unsigned int round, int *fd,
 	enum status st = open_conn(w, fd, connect_ns);
 
 	if (st != ST_OK && st != ST_INTERRUPTED)
-		load_record(w, w->id, round, *connect_ns, NULL, st);
+		record_sample(&w->rec, w->id, round, *connect_ns, NULL, st);
 	return st;
 }
 
@@ -465,7 +317,8 @@ static void run_rounds(struct worker *w)
 			st = echo_once(w, fd, round, msg, 0, &t);
 			if (st == ST_INTERRUPTED)
 				break;
-			load_record(w, w->id, round, msg ? NO_TIME : connect_ns, &t, st);
+			record_sample(&w->rec, w->id, round,
+				      msg ? NO_TIME : connect_ns, &t, st);
 			if (st != ST_OK) {
 				record_aborted(w, round, msg + 1);
 				break;
@@ -506,9 +359,9 @@ static void run_duration(struct worker *w)
 
 	if (cfg.rate) {
 		interval = (uint64_t)cfg.threads * NSEC / cfg.rate;
-		due = start_ns + (uint64_t)w->id * NSEC / cfg.rate;
+		due = cfg.start_ns + (uint64_t)w->id * NSEC / cfg.rate;
 	}
-	for (round = 0; !over && !stopping() && now_ns() < deadline_ns;
+	for (round = 0; !over && !stopping() && now_ns() < cfg.deadline_ns;
 	     round++) {
 		uint64_t connect_ns;
 		struct times_ns t;
@@ -523,8 +376,9 @@ static void run_duration(struct worker *w)
 			continue;
 		}
 		for (msg = 0; !cfg.messages || msg < cfg.messages; msg++) {
-			if (stopping() || (cfg.rate && (due >= deadline_ns ||
-							!sleep_until(due)))) {
+			if (stopping() ||
+			    (cfg.rate && (due >= cfg.deadline_ns ||
+					  !sleep_until(due)))) {
 				over = true;
 				break;
 			}
@@ -533,11 +387,12 @@ static void run_duration(struct worker *w)
 				over = true;
 				break;
 			}
-			load_record(w, w->id, round, msg ? NO_TIME : connect_ns, &t, st);
+			record_sample(&w->rec, w->id, round,
+				      msg ? NO_TIME : connect_ns, &t, st);
 			due += interval;
 			if (st != ST_OK)	/* a new connection */
 				break;
-			if (w->last_ns >= deadline_ns) {
+			if (w->last_ns >= cfg.deadline_ns) {
 				over = true;
 				break;
 			}
@@ -546,77 +401,10 @@ static void run_duration(struct worker *w)
 	}
 }
 
-void *load_thread(void *arg)
+void load_run(struct worker *w)
 {
-	struct sched_param idle = { .sched_priority = 0 };
-	struct worker *w = arg;
-
-	/* pid 0: this thread. The server gets the CPUs, we what is left. */
-	if (cfg.sched_idle && sched_setscheduler(0, SCHED_IDLE, &idle))
-		w->sched_err = errno;
-	__atomic_add_fetch(&threads_ready, 1, __ATOMIC_RELEASE);
-
-	pthread_mutex_lock(&gate_lock);
-	while (!gate)
-		pthread_cond_wait(&gate_cond, &gate_lock);
-	pthread_mutex_unlock(&gate_lock);
-
-	w->first_sent_ns = UINT64_MAX;
-	w->last_done_ns = 0;
-	if (gate > 0) {
-		w->have_cpu = env_thread_cpu(&w->cpu0);
-		w->begin_ns = now_ns();
-		if (cfg.connections)
-			load_run_event(w);
-		else if (cfg.duration)
-			run_duration(w);
-		else
-			run_rounds(w);
-		w->end_ns = now_ns();
-		w->have_cpu = w->have_cpu && env_thread_cpu(&w->cpu1);
-	}
-	flush_rows(w);
-	pthread_mutex_lock(&done_lock);
-	__atomic_add_fetch(&threads_finished, 1, __ATOMIC_RELEASE);
-	pthread_cond_broadcast(&done_cond);
-	pthread_mutex_unlock(&done_lock);
-	return NULL;
-}
-
-void load_open_gate(int value)
-{
-	pthread_once(&done_once, done_cond_init);
-	pthread_mutex_lock(&gate_lock);
-	gate = value;
-	pthread_cond_broadcast(&gate_cond);
-	pthread_mutex_unlock(&gate_lock);
-}
-
-/* The condition variable times its waits on CLOCK_MONOTONIC, as now_ns. */
-static void done_cond_init(void)
-{
-	pthread_condattr_t attr;
-
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&done_cond, &attr);
-	pthread_condattr_destroy(&attr);
-}
-
-bool load_wait_finished(unsigned int n, uint64_t until_ns)
-{
-	struct timespec ts = {
-		.tv_sec = (time_t)(until_ns / NSEC),
-		.tv_nsec = (long)(until_ns % NSEC),
-	};
-	bool all;
-
-	pthread_once(&done_once, done_cond_init);
-	pthread_mutex_lock(&done_lock);
-	while (!(all = __atomic_load_n(&threads_finished, __ATOMIC_ACQUIRE) >= n) &&
-	       pthread_cond_timedwait(&done_cond, &done_lock, &ts) != ETIMEDOUT)
-		;
-	all = __atomic_load_n(&threads_finished, __ATOMIC_ACQUIRE) >= n;
-	pthread_mutex_unlock(&done_lock);
-	return all;
+	if (cfg.duration)
+		run_duration(w);
+	else
+		run_rounds(w);
 }

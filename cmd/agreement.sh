@@ -5,19 +5,19 @@
 # e.g. results/20261124-busy-1 -2 -3) should give each server the same
 # figure and the same verdicts.
 #
-# For each server: its median in each DIR (bench/judge over DIR's raw
+# For each server: its median in each DIR (analysis/judge over DIR's raw
 # files, against user, or the first server when user was not measured),
 # the spread (max / min - 1 across the DIRs), and its verdict against
 # the baseline in each DIR, whether those verdicts are identical in every
 # DIR, and the verdict of every DIR's runs judged together (each run paired
-# with the baseline's of its own compare and repetition: bench/judge).
+# with the baseline's of its own compare and repetition: analysis/judge).
 # Nothing is run; only the raw files are read.
 set -euo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 prog_name agreement.sh
 ROOT=$ECHOLAB_ROOT
-JUDGE=$ROOT/bench/judge
+JUDGE=$ROOT/analysis/judge
 
 usage() { sed -n '/^# agreement.sh/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"; }
 
@@ -40,7 +40,7 @@ while (($#)); do
 	esac
 done
 ((${#DIRS[@]} >= 2)) || usage_error "give two or more comparison directories (see --help)"
-[[ -x $JUDGE ]] || make -C "$ROOT" --no-print-directory bench >/dev/null
+[[ -x $JUDGE ]] || make -C "$ROOT" --no-print-directory analysis >/dev/null
 
 # judge_dirs DIR...: judge's lines for the DIRs' runs together, user the
 # baseline when it is there.
@@ -53,7 +53,7 @@ judge_dirs() {
 	if ! grep -q '^# label=user$' < <(zcat -f "${files[@]}"); then
 		base=$(zcat -f "${files[0]}" | sed -n 's/^# label=//p' | head -n1)
 	fi
-	"$JUDGE" --baseline "$base" "${files[@]}" || usage_error "$*: bench/judge could not judge it"
+	"$JUDGE" --baseline "$base" "${files[@]}" || usage_error "$*: analysis/judge could not judge it"
 }
 
 {

@@ -85,7 +85,7 @@ Usage: sudo ./run.sh compare [--loopback | --vm] [--netem SPEC] [--bypass]
 Measures every server this place can run alike: N repetitions, the servers
 interleaved (each repetition in a rotated order), each run a fresh start of
 the server, a steady-state window and its CPU per echo. Then judges every
-difference against user (bench/judge: medians, 95% intervals, a verdict)
+difference against user (analysis/judge: medians, 95% intervals, a verdict)
 and writes summary.md and the plots.
 
 Placement (recorded in meta.txt and every raw file):
@@ -608,7 +608,7 @@ probe_capacity() {
 
 # precise_enough SWEEP-VALUE ENTRY...: whether every server's CPU per echo
 # is known within +-PRECISION % (the half-width of its median's 95%
-# interval, from bench/judge, over the runs so far); says why, either way.
+# interval, from analysis/judge, over the runs so far); says why, either way.
 # The rule looks at the precision only, never at a difference between
 # servers, so stopping on it does not favour any verdict.
 precise_enough() {
@@ -704,7 +704,7 @@ run_files() {
 	done
 }
 
-# summary.md: the verdicts first (bench/judge over the per-run figures),
+# summary.md: the verdicts first (analysis/judge over the per-run figures),
 # then CPU per echo by kind and the pooled response times for reference.
 write_summary() {
 	local f=$OUT/summary.md s v base files=() line
@@ -730,7 +730,7 @@ write_summary() {
 			echo "### Verdicts against $base"
 			echo
 			"$JUDGE" --baseline "$base" --markdown "${files[@]}" ||
-				echo "(bench/judge could not judge these runs: its message is in compare's output)"
+				echo "(analysis/judge could not judge these runs: its message is in compare's output)"
 			echo
 			echo "### CPU per echo, by kind (all runs pooled)"
 			echo
@@ -742,7 +742,7 @@ write_summary() {
 			for s in "${MEASURED[@]}"; do
 				mapfile -t files < <(run_files "$s" "$v")
 				((${#files[@]})) || continue
-				line=$("$BENCH" --summarize "${files[@]}")
+				line=$("$SUMMARIZE" "${files[@]}")
 				echo "| $s | $(cpu_row "$line") |"
 			done
 			echo
@@ -764,7 +764,7 @@ write_summary() {
 			for s in "${MEASURED[@]}"; do
 				mapfile -t files < <(run_files "$s" "$v")
 				((${#files[@]})) || continue
-				echo "| $s | ${#files[@]} | $(client_bound "${files[@]}") | $(latency_row "$("$BENCH" --summarize "${files[@]}")") |"
+				echo "| $s | ${#files[@]} | $(client_bound "${files[@]}") | $(latency_row "$("$SUMMARIZE" "${files[@]}")") |"
 			done
 			echo
 		done
@@ -792,7 +792,7 @@ write_summary() {
 		local dir=${OUT#"$ROOT"/results/}
 		[[ $dir != /* ]] || dir="this directory"	# the guest's /out
 		echo "Raw files: \`SERVER[-SWEEP]-RUN.tsv\`; redraw with \`make plots RESULTS=$dir\`,"
-		echo "judge again with \`bench/judge --markdown FILE...\`."
+		echo "judge again with \`analysis/judge --markdown FILE...\`."
 	} >"$f"
 }
 
@@ -921,7 +921,8 @@ compare_resummarize() {
 }
 
 main() {
-	[[ -x $BENCH && -x $JUDGE ]] || make -C "$ROOT" --no-print-directory bench >/dev/null
+	[[ -x $BENCH && -x $JUDGE && -x $SUMMARIZE ]] ||
+		make -C "$ROOT" --no-print-directory bench analysis >/dev/null
 	if [[ ${1:-} == --summarize ]]; then
 		compare_resummarize "${2:-}"
 		return

@@ -29,7 +29,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/registry.sh"
 source "$ECHOLAB_ROOT/lib/plots.sh"
 prog_name curve.sh
 ROOT=$ECHOLAB_ROOT
-BENCH=$ROOT/bench/bench
+SUMMARIZE=$ROOT/analysis/summarize
 BOUND=1000
 CLIENT_LIMIT=0.90
 NO_PLOT=0
@@ -53,7 +53,7 @@ table() {
 		label=$(meta "$f" label)
 		echo "$(variant_get "${label%-again}" order) $f"
 	done | sort -k1,1n -s | while read -r _ f; do
-		line=$("$BENCH" --summarize "$f")
+		line=$("$SUMMARIZE" "$f")
 		label=$(meta "$f" label)
 		offered=$(meta "$f" rate)
 		rep=${f##*-}

@@ -13,7 +13,7 @@
 # what the client saw) or auto (default: arrival when every ok sample has
 # one, else rtt). Writes into DIR:
 #   boxplot.png        response time per server, each server's p50 verdict
-#                      against user under its name (bench/judge)
+#                      against user under its name (analysis/judge)
 #   cpu.png            server CPU per echo by kind (usr, sys, softirq,
 #                      irq), the client's beside it, the verdicts under
 #                      the names; when the raw files carry it
@@ -34,8 +34,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/registry.sh"
 source "$ECHOLAB_ROOT/lib/plots.sh"
 prog_name plot.sh
 ROOT=$ECHOLAB_ROOT
-BENCH=$ROOT/bench/bench
-JUDGE=$ROOT/bench/judge
+SUMMARIZE=$ROOT/analysis/summarize
+JUDGE=$ROOT/analysis/judge
 RUNS=${ECHOLAB_RUNS_DIR:-$ROOT/results/runs}
 METRIC=${METRIC:-auto}
 
@@ -98,7 +98,7 @@ pick_metric() {
 	[[ $METRIC == auto ]] || { echo "$METRIC"; return; }
 	for s in "${servers[@]}"; do
 		mapfile -t files < <(files_of "$dir" "$s")
-		line=$("$BENCH" --summarize "${files[@]}")
+		line=$("$SUMMARIZE" "${files[@]}")
 		if [[ $(field "$line" ok) == 0 ||
 			$(field "$line" arrival_n) != "$(field "$line" ok)" ]]; then
 			echo rtt
@@ -156,7 +156,7 @@ main() {
 		die "METRIC='$METRIC': use arrival (the server's time), rtt (the client's) or auto"
 	command -v gnuplot >/dev/null ||
 		die "gnuplot not found: install gnuplot-nox (sudo make deps)"
-	[[ -x $BENCH ]] || die "bench/bench is not built: run 'make bench'"
+	[[ -x $SUMMARIZE ]] || die "analysis/summarize is not built: run 'make analysis'"
 	if [[ -n $dir && ! -d $dir && -d $ROOT/results/$dir ]]; then
 		dir=$ROOT/results/$dir	# a name under results/
 	fi
@@ -220,7 +220,7 @@ main() {
 	title="$title\n$what"
 	for s in "${servers[@]}"; do
 		mapfile -t files < <(files_of "$dir" "$s")
-		"$BENCH" --samples "$metric" "${files[@]}" >"$tmp/$s.dat"
+		"$SUMMARIZE" --samples "$metric" "${files[@]}" >"$tmp/$s.dat"
 		[[ -s $tmp/$s.dat ]] || die "no ok samples of $s in $dir to draw"
 		echo "$s: $(wc -l <"$tmp/$s.dat") samples from ${files[*]##*/}"
 	done
@@ -262,7 +262,7 @@ main() {
 
 # client_bound_note DIR: which drawn runs bench found client-bound (its
 # '# bottleneck=client', after the rows), or nothing.
-# judge_dir DIR: one bench/judge over the servers' runs, against user
+# judge_dir DIR: one analysis/judge over the servers' runs, against user
 # (else the first server), as summary.md judges them. Fills EXCLUDED[server]
 # (its client-bound runs, by judge's rule: bench's bottleneck=client, or
 # the client's CPUs saturated while the server's were not) and, for a
@@ -334,7 +334,7 @@ plot_cpu() {
 	for i in "${!servers[@]}"; do
 		s=${servers[i]}
 		mapfile -t files < <(files_of "$dir" "$s")
-		line=$("$BENCH" --summarize "${files[@]}")
+		line=$("$SUMMARIZE" "${files[@]}")
 		[[ -n $(field "$line" server_cpu_us_per_echo) ]] || return 1
 		printf '%d\t%s\t%s\t%s\t%s\t%s\t%s\n' $((i + 1)) \
 			"$(field "$line" server_usr_us_per_echo)" "$(field "$line" server_sys_us_per_echo)" \
@@ -359,7 +359,7 @@ plot_sweep() {
 				[[ $(meta "$f" sweep_value) == "$v" ]] && files+=("$f")
 			done
 			((${#files[@]})) || continue
-			line=$("$BENCH" --summarize "${files[@]}")
+			line=$("$SUMMARIZE" "${files[@]}")
 			awk -v v="$v" -v p="$([[ $metric == arrival ]] && echo arrival_)" '
 				{ for (i = 2; i <= NF; i++) { split($i, kv, "="); m[kv[1]] = kv[2] }
 				print v "\t" m[p "p50_us"] "\t" m[p "p99_us"] "\t" m["rps"] }' <<<"$line" >>"$tmp/$s.sweep"

@@ -6,7 +6,7 @@
 # is twenty of them. thin.sh keeps every failed row and every Kth ok row of
 # each raw file (*.tsv, *.tsv.gz), writes the run's own counts on top
 # (thinned=K, full_samples, full_ok, full_failed, full_arrival_n) and
-# gzips it. bench --summarize and bench/judge read those counts: a thinned
+# gzips it. analysis/summarize and analysis/judge read those counts: a thinned
 # file keeps its exact sample counts, request rate and CPU per echo (all
 # metadata); its percentiles come from the rows kept, a systematic sample
 # of 1 in K. summary.md, written from every row, stays as it was. The
@@ -20,11 +20,11 @@ usage() { sed -n '/^# thin.sh/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"; }
 
 # thin_file K FILE: FILE.gz with 1 in K ok rows; the original removed.
 # full_tails FILE: '# full_KEY=value' lines of the run's exact tail
-# percentiles (bench --summarize of every row) and its lag's p99, which
+# percentiles (analysis/summarize of every row) and its lag's p99, which
 # the rows kept could not give again: curve.sh reads them.
 full_tails() {
 	local line key lag
-	line=$("$BENCH" --summarize "$1" 2>/dev/null) || return 0
+	line=$("$SUMMARIZE" "$1" 2>/dev/null) || return 0
 	for key in p50_us p99_us p999_us arrival_p50_us arrival_p99_us arrival_p999_us; do
 		printf '# full_%s=%s\n' "$key" "$(sed -n "s/.* $key=\([^ ]*\).*/\1/p" <<<" $line")"
 	done
@@ -80,7 +80,7 @@ thin_file() {
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 prog_name thin.sh
-BENCH=$ECHOLAB_ROOT/bench/bench
+SUMMARIZE=$ECHOLAB_ROOT/analysis/summarize
 
 main() {
 	local k=${1:-} d f

@@ -16,7 +16,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/registry.sh"
 STATE_DIR=${ECHOLAB_STATE_DIR:-$(echolab_default ECHOLAB_STATE_DIR)}
 SERVER_LOG=$STATE_DIR/server.log
 BENCH=$ECHOLAB_ROOT/bench/bench
-JUDGE=$ECHOLAB_ROOT/bench/judge
+JUDGE=$ECHOLAB_ROOT/analysis/judge
+SUMMARIZE=$ECHOLAB_ROOT/analysis/summarize
 DEFAULT_PORT=$(echolab_default ECHOLAB_PORT)
 # Where a server listens unless --addr says otherwise: this machine only. A
 # lab tool must not open a server (a kernel-mode one at that) to the network.

@@ -100,13 +100,16 @@ check_links() {
 helps() {
 	local h=$tmp/help out
 	mkdir -p "$h"
-	if [[ ! -x $ROOT/bench/bench || ! -x $ROOT/bench/judge ]]; then
-		out=$(make -C "$ROOT/bench" 2>&1)
-		ok $? "docs/help: bench and judge build for their --help (make -C bench)"
-		[[ -x $ROOT/bench/bench && -x $ROOT/bench/judge ]] || diag "$out"
+	if [[ ! -x $ROOT/bench/bench || ! -x $ROOT/analysis/judge ||
+		! -x $ROOT/analysis/summarize ]]; then
+		out=$(make -C "$ROOT" bench analysis 2>&1)
+		ok $? "docs/help: bench, judge and summarize build for their --help (make bench analysis)"
+		[[ -x $ROOT/bench/bench && -x $ROOT/analysis/judge &&
+			-x $ROOT/analysis/summarize ]] || diag "$out"
 	fi
 	help_of bench "$ROOT/bench/bench" --help
-	help_of judge "$ROOT/bench/judge" --help
+	help_of judge "$ROOT/analysis/judge" --help
+	help_of summarize "$ROOT/analysis/summarize" --help
 	help_of run "$ROOT/run.sh" --help
 	help_of compare "$ROOT/run.sh" compare --help
 	help_of soak "$ROOT/run.sh" soak --help
@@ -156,7 +159,8 @@ code() {
 			return w
 		}
 		if (tok ~ /(^|\/)bench\/bench$/) return "bench"
-		if (tok ~ /(^|\/)bench\/judge$/) return "judge"
+		if (tok ~ /(^|\/)analysis\/judge$/) return "judge"
+		if (tok ~ /(^|\/)analysis\/summarize$/) return "summarize"
 		if (tok == "bench" && rest[0] >= 1 && rest[1] ~ /^-/) return "bench"
 		if (tok ~ /(^|\/)(trace|percall|wq-latency|profile)\.sh$/) {
 			sub(/.*\//, "", tok)
@@ -265,7 +269,7 @@ self_check() {
 		    sudo ./run.sh uring -- --sqpoll
 
 		Run `bench/bench --threads 10 --no-such-bench-flag` by hand,
-		`bench/judge --markdown --no-such-judge-flag` on its files, and see
+		`analysis/judge --markdown --no-such-judge-flag` on its files, and see
 		[nowhere](no-such-file.md) and [a heading](#no-such-heading).
 	EOF
 	out=$(DOCS_ROOT=$dir bash "$0" 2>&1)
@@ -277,7 +281,7 @@ self_check() {
 	grep -q 'bench has no --no-such-bench-flag' <<<"$out"
 	ok $? "docs/self-check: bench --no-such-bench-flag in a code span is reported"
 	grep -q 'judge has no --no-such-judge-flag' <<<"$out"
-	ok $? "docs/self-check: bench/judge --no-such-judge-flag is reported"
+	ok $? "docs/self-check: analysis/judge --no-such-judge-flag is reported"
 	grep -qE -- '--(repeat|threads|sqpoll|markdown)' <<<"$out"
 	ok $(($? == 0)) "docs/self-check: real flags and a server's own flags are not reported"
 	grep -q 'no-such-file.md: no such file' <<<"$out" &&

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* judge's interval math (bench/interval.c) on data whose answers are
+/* judge's interval math (analysis/interval.c) on data whose answers are
  * known, and the coverage of its intervals where the theory gives it. TAP.
  *
  * interval-test [CASE...]: those cases (all without one), in this order:

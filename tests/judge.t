@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# bench/judge on synthetic raw files: servers drawn from one distribution
+# analysis/judge on synthetic raw files: servers drawn from one distribution
 # get no verdict, servers clearly apart get the verdict that points the
 # right way, client-bound runs are left out of latency and counted, too
 # few runs get no verdict, bad input says why. No root, no server;
@@ -8,7 +8,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-JUDGE=$ROOT/bench/judge
+JUDGE=$ROOT/analysis/judge
 
 dir=$(mktemp -d)
 trap '[[ -n ${KEEP:-} ]] || rm -rf "$dir"' EXIT

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# bench --summarize: the summary line from raw files alone, on known data.
+# analysis/summarize: the summary line from raw files alone, on known data.
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -23,32 +23,32 @@ raw 61 100 >"$dir/b.tsv"
 
 plan 39
 
-out=$("$BENCH" --summarize "$dir/a.tsv" "$dir/b.tsv")
+out=$("$SUMMARIZE" "$dir/a.tsv" "$dir/b.tsv")
 ok $? "summarize/exit 0"
 like "$out" '^summary label=demo threads=10 rounds=10 samples=102 ok=100 failed=2 p50_us=50\.0 p90_us=90\.0 p99_us=99\.0 p999_us=100\.0 max_us=100\.0 mean_us=50\.5 sd_us=29\.0 rps=50 arrival_n=0 arrival_p50_us=nan ' \
 	"summarize/pooled summary of two files (first-format files: no arrival)"
 is "$(field "$out" rps)" 50 "summarize/rps: 100 ok over 2 s"
 is "$(field "$out" failed)" 2 "summarize/failures counted, not in the percentiles"
 
-out=$("$BENCH" --summarize "$dir/a.tsv")
+out=$("$SUMMARIZE" "$dir/a.tsv")
 is "$(field "$out" samples)" 61 "summarize/one file: its samples"
 is "$(field "$out" p50_us)" 30.0 "summarize/one file: its p50"
 
 printf '# label=other\n# elapsed_s=1\n1\t0\t1.0\t1.0\tok\n' >"$dir/c.tsv"
-out=$("$BENCH" --summarize "$dir/a.tsv" "$dir/c.tsv" 2>&1)
+out=$("$SUMMARIZE" "$dir/a.tsv" "$dir/c.tsv" 2>&1)
 is $? 2 "summarize/two servers: exit 2"
 like "$out" "summarize one server at a time" "summarize/two servers: says why"
 
 printf 'not a raw file\n' >"$dir/d.tsv"
-out=$("$BENCH" --summarize "$dir/d.tsv" 2>&1)
+out=$("$SUMMARIZE" "$dir/d.tsv" 2>&1)
 is $? 2 "summarize/garbage: exit 2"
 like "$out" "not a bench raw file" "summarize/garbage: says why"
 
-out=$("$BENCH" --summarize "$dir/missing.tsv" 2>&1)
+out=$("$SUMMARIZE" "$dir/missing.tsv" 2>&1)
 is $? 2 "summarize/missing file: exit 2"
 
 printf '# label=empty\n# elapsed_s=1\n' >"$dir/e.tsv"
-out=$("$BENCH" --summarize "$dir/e.tsv")
+out=$("$SUMMARIZE" "$dir/e.tsv")
 is "$(field "$out" p50_us)" nan "summarize/no samples: p50 is nan"
 is "$(field "$out" samples)" 0 "summarize/no samples: samples=0"
 
@@ -64,19 +64,19 @@ is "$(field "$out" samples)" 0 "summarize/no samples: samples=0"
 	printf '1\t9\t-\t-\t-\t-\ttimeout\n'
 	printf '# elapsed_s=1.0\n# client_rq_wait_s=0.5\n# client_thread_s=2.0\n'
 } >"$dir/f.tsv"
-out=$("$BENCH" --summarize "$dir/f.tsv")
+out=$("$SUMMARIZE" "$dir/f.tsv")
 is "$(field "$out" ok)" 11 "summarize/columns by name: 11 ok samples"
 is "$(field "$out" p50_us)" 60.0 "summarize/columns by name: rtt p50 from rtt_us"
 is "$(field "$out" arrival_n)" 10 "summarize/arrival: '-' is no stamp, not a zero"
 is "$(field "$out" arrival_p50_us)" 5.0 "summarize/arrival: p50 from arrival_us"
 is "$(field "$out" arrival_max_us)" 10.0 "summarize/arrival: max from arrival_us"
 is "$(field "$out" client_rq_share)" 0.25 "summarize/client_rq_share: waited / thread time"
-out=$("$BENCH" --samples arrival "$dir/f.tsv" | wc -l)
+out=$("$SUMMARIZE" --samples arrival "$dir/f.tsv" | wc -l)
 is "$out" 10 "samples/arrival: the 10 stamped ok samples"
-out=$("$BENCH" --samples rtt "$dir/f.tsv" | tail -n1)
+out=$("$SUMMARIZE" --samples rtt "$dir/f.tsv" | tail -n1)
 is "$out" $'0\t500.0' "samples/rtt: thread and rtt_us"
 printf '# columns=thread\tround\n1\t2\n' >"$dir/g.tsv"
-out=$("$BENCH" --summarize "$dir/g.tsv" 2>&1)
+out=$("$SUMMARIZE" "$dir/g.tsv" 2>&1)
 like "$out" "lacks thread, rtt_us or status" "summarize/columns line without rtt_us: says why"
 
 # The span from sent_us, not elapsed_s: 10 ok rows sent 100 us apart, each
@@ -93,7 +93,7 @@ like "$out" "lacks thread, rtt_us or status" "summarize/columns line without rtt
 	printf '0\t1\t20.0\t-\t-\t-\t-\trefused\n'
 	printf '# elapsed_s=1.0\n'
 } >"$dir/span.tsv"
-out=$("$BENCH" --summarize "$dir/span.tsv")
+out=$("$SUMMARIZE" "$dir/span.tsv")
 is "$(field "$out" rps)" 10000 "summarize/sent_us: rps over first send to last echo (1 ms)"
 is "$(field "$out" failed)" 1 "summarize/sent_us: a sample never sent ('-') is still counted"
 {
@@ -101,7 +101,7 @@ is "$(field "$out" failed)" 1 "summarize/sent_us: a sample never sent ('-') is s
 	for ((i = 0; i < 11; i++)); do printf '0\t0\t5.0\t10.0\tok\n'; done
 	printf '# elapsed_s=1.0\n'
 } >"$dir/span-old.tsv"
-out=$("$BENCH" --summarize "$dir/span.tsv" "$dir/span-old.tsv")
+out=$("$SUMMARIZE" "$dir/span.tsv" "$dir/span-old.tsv")
 is "$(field "$out" rps)" 21 "summarize/sent_us: one file's span, another's elapsed_s (21 ok in 1.001 s)"
 
 # CPU per echo pooled: busy time over echoes, file by file. 5 us per echo
@@ -120,7 +120,7 @@ cpu() {
 }
 cpu 0.5 100000 >"$dir/cpu1.tsv"
 cpu 3.0 300000 >"$dir/cpu2.tsv"
-out=$("$BENCH" --summarize "$dir/cpu1.tsv" "$dir/cpu2.tsv")
+out=$("$SUMMARIZE" "$dir/cpu1.tsv" "$dir/cpu2.tsv")
 is "$(field "$out" server_cpu_us_per_echo)" 8.75 "summarize/cpu: pooled as summed busy time over summed echoes"
 is "$(field "$out" server_usr_us_per_echo)/$(field "$out" server_sys_us_per_echo)/$(field "$out" server_softirq_us_per_echo)/$(field "$out" server_irq_us_per_echo)" \
 	1.75/5.25/1.75/0.00 "summarize/cpu: each kind pooled alike"
@@ -128,9 +128,9 @@ is "$(field "$out" client_cpu_us_per_echo)/$(field "$out" client_usr_us_per_echo
 	"summarize/cpu: the client's CPUs pooled alike"
 is "$(field "$out" cpu_scope)" split "summarize/cpu: the files' cpu_scope"
 printf '# label=cpu\n0\t0\t5.0\t10.0\tok\n# elapsed_s=1.0\n' >"$dir/cpu-old.tsv"
-out=$("$BENCH" --summarize "$dir/cpu1.tsv" "$dir/cpu-old.tsv")
+out=$("$SUMMARIZE" "$dir/cpu1.tsv" "$dir/cpu-old.tsv")
 is "$(field "$out" server_cpu_us_per_echo)" 5.00 "summarize/cpu: a file without CPU time adds no echoes to it"
-out=$("$BENCH" --summarize "$dir/cpu-old.tsv")
+out=$("$SUMMARIZE" "$dir/cpu-old.tsv")
 is "$(field "$out" server_cpu_us_per_echo)/$(field "$out" cpu_scope)" nan/unknown \
 	"summarize/cpu: none known: nan"
 
@@ -143,11 +143,11 @@ mkdir -p "$dir/thin"
 	printf '0\t0\t-\t9.0\t-\t-\ttimeout\n'
 	printf '# elapsed_s=2.000\n# window_s=2.000\n# server_cpu_us_per_echo=7.500\n# bottleneck=server\n'
 } >"$dir/thin/user-1.tsv"
-before=$("$BENCH" --summarize "$dir/thin/user-1.tsv")
+before=$("$SUMMARIZE" "$dir/thin/user-1.tsv")
 jbefore=$("$JUDGE" "$dir/thin/user-1.tsv" | grep -E 'figure=(rps|cpu) ')
 "$ROOT/cmd/thin.sh" 10 "$dir/thin" >/dev/null
 ok $? "summarize/thin: thin.sh 10 exits 0"
-after=$("$BENCH" --summarize "$dir/thin/user-1.tsv.gz")
+after=$("$SUMMARIZE" "$dir/thin/user-1.tsv.gz")
 is "$(field "$after" samples)/$(field "$after" ok)/$(field "$after" failed)/$(field "$after" rps)/$(field "$after" arrival_n)" \
 	"$(field "$before" samples)/$(field "$before" ok)/$(field "$before" failed)/$(field "$before" rps)/$(field "$before" arrival_n)" \
 	"summarize/thin: samples, ok, failed, rps and arrival_n as before thinning"
@@ -158,7 +158,7 @@ is "$("$JUDGE" "$dir/thin/user-1.tsv.gz" | grep -E 'figure=(rps|cpu) ')" "$jbefo
 # Thinned again: 1 in 10 of the rows kept, the full run's counts as they were.
 "$ROOT/cmd/thin.sh" 10 "$dir/thin" >/dev/null
 ok $? "summarize/thin: thinning a thinned file again exits 0"
-again=$("$BENCH" --summarize "$dir/thin/user-1.tsv.gz")
+again=$("$SUMMARIZE" "$dir/thin/user-1.tsv.gz")
 is "$(gzip -dc "$dir/thin/user-1.tsv.gz" | sed -n 's/^# thinned=//p')/$(gzip -dc "$dir/thin/user-1.tsv.gz" | grep -vc '^#')" 100/11 \
 	"summarize/thin: thinned again, thinned=100 and 1 in 100 ok rows kept, and the failed one"
 is "$(field "$again" samples)/$(field "$again" ok)/$(field "$again" rps)/$(gzip -dc "$dir/thin/user-1.tsv.gz" | grep -c '^# full_samples=')" \

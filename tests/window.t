@@ -3,7 +3,8 @@
 # bench's measured window: elapsed_s is the samples' own span (first send
 # to last completion, to the microsecond), --warmup leaves its samples
 # out, --duration with --messages reconnects, and the CPU per echo of the
-# server's CPUs and the client's is there, by kind, pooled by --summarize.
+# server's CPUs and the client's is there, by kind, pooled by
+# analysis/summarize.
 # Correctness and bounds only: no timing is judged but the 50 ms one.
 # shellcheck disable=SC2016 # awk programs, in single quotes
 set -uo pipefail
@@ -78,7 +79,7 @@ diag "span: from the rows $(span "$raw")"
 near "$(field "$out" rps)" "$(awk -v e="$elapsed" 'BEGIN { printf "%.0f", 600 / e }')" \
 	"$(($(field "$out" rps) / 1000 + 1))"
 ok $? "span/rps is the ok samples over that span"
-sum=$("$BENCH" --summarize "$raw")
+sum=$("$SUMMARIZE" "$raw")
 near "$(field "$sum" rps)" "$(field "$out" rps)" "$(($(field "$out" rps) / 1000 + 1))"
 ok $? "span/--summarize: the same rps from the sent_us column"
 is "$(rows "$raw" '$col["sent_us"] == "-" { n++ } END { print n + 0 }')" 0 \
@@ -151,7 +152,7 @@ if ! fact one-cpu >/dev/null; then
 	want=$(awk -v b1="$(meta "$a" server_busy_s)" -v b2="$(meta "$b" server_busy_s)" \
 		-v e1="$(meta "$a" cpu_echoes)" -v e2="$(meta "$b" cpu_echoes)" \
 		'BEGIN { printf "%.2f", (b1 + b2) * 1e6 / (e1 + e2) }')
-	sum=$("$BENCH" --summarize "$a" "$b")
+	sum=$("$SUMMARIZE" "$a" "$b")
 	is "$(field "$sum" server_cpu_us_per_echo)" "$want" "cpu/--summarize pools busy time over echoes"
 	is "$(field "$sum" cpu_scope)" mixed "cpu/--summarize: split and shared files are mixed"
 	"$RUN" stop >/dev/null

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The raw file: bench's one output format, described here once. bench
- * writes it; bench --summarize and bench --samples (what results/plot.sh
- * and run.sh compare read through) parse it with the reader below.
+ * writes it; analysis/summarize and analysis/judge (what cmd/plot.sh and
+ * run.sh compare read through) parse it with the reader below.
  *
  *   # key=value                  metadata: before the rows, and those
  *   ...                          known at the end (elapsed_s, the CPU
@@ -32,7 +32,7 @@
  *               sent (a failed connect, an aborted message). The measured
  *               span, first send to last completion, is
  *               max(sent_us + rtt_us - lag_us) - min(sent_us) ('-' lag: 0):
- *               what elapsed_s holds and --summarize divides by.
+ *               what elapsed_s holds and analysis/summarize divides by.
  *   status      ok, or why the sample failed (timeout, refused, reset,
  *               eof, mismatch, noport, error, aborted)
  *
@@ -49,8 +49,8 @@
  * before arrival_us and lag_us existed have no columns line and five
  * columns: thread, round, connect_us, rtt_us, status.
  */
-#ifndef BENCH_RAWFILE_H
-#define BENCH_RAWFILE_H
+#ifndef ECHOLAB_RAWFILE_H
+#define ECHOLAB_RAWFILE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -7,13 +7,6 @@
 #include "interval.h"
 #include "stats.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 double interval_median(const double *sorted, size_t n)
 {
 	if (n == 0)
@@ -80,7 +73,7 @@ static double resample_median(const double *v, size_t n, double *buf,
 
 	for (i = 0; i < n; i++)
 		buf[i] = v[draw(state, n)];
-	qsort(buf, n, sizeof(*buf), cmp_double);
+	qsort(buf, n, sizeof(*buf), stats_cmp_double);
 	return interval_median(buf, n);
 }
 
@@ -113,7 +106,7 @@ int interval_ratio_bootstrap(const double *a, size_t na, const double *b,
 		else
 			ratios[r] = ma / mb;
 	}
-	qsort(ratios, resamples, sizeof(*ratios), cmp_double);
+	qsort(ratios, resamples, sizeof(*ratios), stats_cmp_double);
 	*lo = stats_percentile(ratios, resamples, 50.0 * (1.0 - conf));
 	*hi = stats_percentile(ratios, resamples, 50.0 * (1.0 + conf));
 	free(ratios);

@@ -4,7 +4,7 @@
 
 #include "stats.h"
 
-static int cmp_double(const void *a, const void *b)
+int stats_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
@@ -38,7 +38,7 @@ void stats_compute(double *v, size_t n, struct stats *s)
 		return;
 	}
 
-	qsort(v, n, sizeof(*v), cmp_double);
+	qsort(v, n, sizeof(*v), stats_cmp_double);
 
 	/* Welford: one pass, no catastrophic cancellation on large sums. */
 	for (i = 0; i < n; i++) {

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "cpu.h"
+#include "cpulist.h"
 #include "interval.h"
 #include "summary.h"
 #include "rawfile.h"
@@ -294,13 +294,6 @@ static double run_figure(const struct run *run, enum figure f)
 	}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Whether run r counts for figure f (client-bound runs do not for
  * latency and req/s) and has it. */
 static bool counts(const struct run *r, enum figure f)
@@ -326,7 +319,7 @@ static int describe(struct group *g, enum figure f)
 		if (counts(g->runs[i], f))
 			fs->v[fs->n++] = run_figure(g->runs[i], f);
 	}
-	qsort(fs->v, fs->n, sizeof(*fs->v), cmp_double);
+	qsort(fs->v, fs->n, sizeof(*fs->v), stats_cmp_double);
 	fs->median = interval_median(fs->v, fs->n);
 	fs->coverage = interval_median_ranks(fs->n, CONF, &lo, &hi);
 	fs->lo = fs->n ? fs->v[lo - 1] : NAN;
@@ -424,7 +417,7 @@ static size_t pair_up(const struct group *g, const struct group *base,
 				goto unpaired;
 	if (n != base->fig[f].n)
 		goto unpaired;
-	qsort(r, n, sizeof(*r), cmp_double);
+	qsort(r, n, sizeof(*r), stats_cmp_double);
 	fs->ratio = interval_median(r, n);
 	interval_median_ranks(n, CONF, &lo, &hi);
 	fs->ratio_lo = r[lo - 1];

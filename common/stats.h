@@ -6,8 +6,8 @@
  * samples is the one at rank ceil(p/100 * n), so it is always a value that
  * was actually measured. Every field is NAN when there are no samples.
  */
-#ifndef BENCH_STATS_H
-#define BENCH_STATS_H
+#ifndef ECHOLAB_STATS_H
+#define ECHOLAB_STATS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,5 +29,8 @@ double stats_percentile(const double *sorted, size_t n, double p);
 /* Appends x to *v (n values, room for *cap), growing it; false when out
  * of memory (*v is then as it was). */
 bool stats_push(double **v, size_t *n, size_t *cap, double x);
+
+/* qsort's comparison of two doubles, ascending. */
+int stats_cmp_double(const void *a, const void *b);
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The summary line: the one line bench prints on stdout, which scripts
- * parse. Its keys, in this order (new keys go at the end, none changes):
+ * The summary line: the one line bench prints on stdout at the end of a
+ * run, and analysis/summarize for raw files, which scripts parse. Its
+ * keys, in this order (new keys go at the end, none changes):
  *
  *   summary label= threads= rounds= samples= ok= failed= p50_us= p90_us=
  *           p99_us= p999_us= max_us= mean_us= sd_us= rps= arrival_n=
@@ -23,8 +24,8 @@
  * own), shared (some in common) or all (the server's figure covers every
  * CPU, the client's too). See rawfile.h for what rtt_us and arrival_us are.
  */
-#ifndef BENCH_SUMMARY_H
-#define BENCH_SUMMARY_H
+#ifndef ECHOLAB_SUMMARY_H
+#define ECHOLAB_SUMMARY_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -64,7 +65,7 @@ struct summary {
 void summary_print(struct summary *s);
 
 /* The share of its capacity a set of CPUs was busy above which it set the
- * pace of a run (bench/judge applies the same). */
+ * pace of a run (analysis/judge applies the same). */
 #define CPU_SATURATED 0.95
 /* ... and the share below which a set of CPUs did none of the run's work. */
 #define CPU_SERVER_AT_WORK 0.10
@@ -79,18 +80,5 @@ bool summary_client_bound(struct summary *s, struct stats *delay);
 /* The last of those rules alone: server and client on CPUs of their own,
  * the client's saturated, the server's not. */
 bool summary_client_saturated(const struct summary *s);
-
-/*
- * bench --summarize FILE...: the summary line of raw files, samples pooled
- * (the repetitions of one server, say), rps over their summed measured
- * spans (from the sent_us column, else elapsed_s), CPU per echo as their
- * summed busy time over their summed echoes. With metric "rtt" or "arrival" (bench --samples), prints
- * 'thread<TAB>time' of every ok sample instead. Reads only the files:
- * run.sh compare and results/plot.sh read raw files through it. Returns
- * the exit status: 0, 1 (out of memory) or 2 (a file that cannot be read
- * or is not a raw file), after saying why, prefixed with prog.
- */
-int summary_of_files(const char *prog, int nfiles, char **files,
-		     const char *metric);
 
 #endif

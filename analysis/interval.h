@@ -17,8 +17,8 @@
  * and 97.5th percentiles of the ratios), from a seeded generator so that
  * the same runs always give the same interval.
  */
-#ifndef BENCH_INTERVAL_H
-#define BENCH_INTERVAL_H
+#ifndef ANALYSIS_INTERVAL_H
+#define ANALYSIS_INTERVAL_H
 
 #include <stddef.h>
 #include <stdint.h>
