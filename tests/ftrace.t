@@ -2,22 +2,33 @@
 # SPDX-License-Identifier: GPL-2.0
 # ftrace/ on this kernel: trace.sh, percall.sh, wq-latency.sh and funclat
 # name what they were meant to see, and leave tracefs as they found it.
-#
-# Case groups (TESTS=ftrace:NAME,...): funclat, trace, percall,
-# profile, wq-latency, interrupted.
+# Cases:
+#   funclat      bad usage; one function timed, or refused with the
+#                kernel's own errno where it refuses fentry
+#   trace        trace.sh ebpf and user: the verdict's and tcp_sendmsg's
+#                times (or user's refusal); tracefs as found
+#   percall      percall.sh: syscalls, receives and sends per message;
+#                counts perf did not take whole, and a server killed
+#                mid-run, give no figure
+#   profile      profile.sh: the CPU split by process and kind, flame
+#                graphs; too few samples refused; usage; --running
+#   wq-latency   wq-latency.sh ebpf: sk_psock_backlog's queue times, a plot
+#   interrupted  trace.sh killed mid-run leaves tracefs as found, no server
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
+ALL_TESTS="funclat trace percall profile wq-latency interrupted"
+select_cases "$@"
 root_or_bail_out
 
-FT=$ROOT/ftrace
+FT=$ECHOLAB_ROOT/ftrace
 OUT=$(mktemp -d)
 trap '"$RUN" stop >/dev/null 2>&1; rm -rf "$OUT"' EXIT
 
-
 before=$(tracefs_state)
 
-if case_selected funclat; then
+test_funclat() {
+	local out refused errno_msg rc
 	# funclat: bad usage, then one function. Its refusal is accepted only
 	# where the kernel refuses fentry programs (the fact no-fentry:
 	# tests/build/fentry-probe loads and attaches the smallest one with bpf()
@@ -36,15 +47,16 @@ if case_selected funclat; then
 		errno_msg=$(_fentry_probe | sed -n 's/^fentry: .* refused: \(.*\) (errno [0-9]*).*/\1/p')
 		[[ -n $errno_msg && $out == *"funclat: cannot "@(load the BPF programs|attach)": $errno_msg"* ]]
 		rc=$?
-		ok $rc "funclat/table: refused with the kernel's errno (fact no-fentry)"
+		ok "$rc" "funclat/table: refused with the kernel's errno (fact no-fentry)"
 		diag "funclat/table: the kernel's errno: ${errno_msg:-none}; $refused"
 		((rc == 0)) || diag "$out"
 	else
 		like "$out" "(^|"$'\n'")do_nanosleep"$'\t'"[0-9]+" "funclat/table: a row for do_nanosleep"
 	fi
-fi
+}
 
-if case_selected trace; then
+test_trace() {
+	local out
 	# trace.sh ebpf: the verdict program's run time per request, at least
 	out=$(bounded 60 "$FT/trace.sh" ebpf --out "$OUT" -- -t 4 -r 5 -m 20 2>&1)
 	ok $? "trace/ebpf: exits 0"
@@ -63,9 +75,10 @@ if case_selected trace; then
 		like "$out" "(tcp_sendmsg|sock_sendmsg) +[0-9]+" "trace/user: tcp_sendmsg timed"
 	fi
 	is "$(tracefs_state)" "$before" "trace/user: tracefs as found"
-fi
+}
 
-if case_selected percall; then
+test_percall() {
+	local out user_sys user_snd user_rcv ebpf_snd lossy rc pc spid state
 	# percall.sh: perf stat's counters, which cannot overflow. A closed loop
 	# receives every message at least once; the ebpf server's process does
 	# (almost) no per-message work.
@@ -121,17 +134,11 @@ if case_selected percall; then
 	rm -f "$OUT/lossy/percall.tsv"
 	"$FT/percall.sh" --out "$OUT/lossy" user -- -t 4 -d 4 >"$OUT/killed.txt" 2>&1 &
 	pc=$!
-	for ((i = 0; i < 100; i++)); do
-		grep -q 'user running: pid' "$OUT/killed.txt" && break
-		sleep 0.1
-	done
+	wait_until 10 grep -q 'user running: pid' "$OUT/killed.txt"
 	sleep 1
 	spid=$(sed -n 's/.*user running: pid \([0-9]*\),.*/\1/p' "$OUT/killed.txt")
 	[[ -n $spid ]] && kill -KILL "$spid"
-	for ((i = 0; i < 600; i++)); do
-		kill -0 "$pc" 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_until 60 pid_gone "$pc"
 	kill -0 "$pc" 2>/dev/null && { diag "percall.sh still running 60 s on: SIGTERM"; kill -TERM "$pc"; }
 	wait "$pc"
 	rc=$?
@@ -142,9 +149,10 @@ if case_selected percall; then
 	diag "percall/refused: status $rc: $(grep refused <<<"$out")"
 	state=$(tracefs_state)$'\n'$("$RUN" status 2>&1)
 	is "$state" "$before"$'\n'"no server is running" "percall/refused: tracefs as found, no server"
-fi
+}
 
-if case_selected profile; then
+test_profile() {
+	local out tsv s sum rc
 	# profile.sh: a sampling profile of the server's CPU in the default
 	# placement. Its process split is exclusive (sums to 100%); user's
 	# echo is syscalls, ebpf's the psock backlog in kworkers.
@@ -154,14 +162,17 @@ if case_selected profile; then
 	for s in user ebpf; do
 		sum=$(awk -F'\t' -v s="$s" '$1 == s && $2 == "process" { t += $4 } END { printf "%.1f", t }' "$tsv" 2>/dev/null)
 		awk -v t="${sum:-0}" 'BEGIN { exit !(t >= 99 && t <= 101) }'
-		ok $? "profile/$s: the process shares sum to 100% ($sum)"
+		ok $? "profile/$s: the process shares sum to 100%"
+		diag "profile/$s: the process shares sum to ${sum:-none}%"
 	done
 	share() { awk -F'\t' -v s="$1" -v w="$2" '$1 == s && index($3, w) == 1 { print $4 }' "$tsv" 2>/dev/null; }
 	awk -v u="$(share user syscalls)" -v e="$(share ebpf syscalls)" 'BEGIN { exit !(u > 20 && e < u / 4) }'
-	ok $? "profile: user's CPU is in syscalls ($(share user syscalls)%), ebpf's much less ($(share ebpf syscalls)%)"
+	ok $? "profile: user's CPU is in syscalls, ebpf's much less"
+	diag "profile: syscalls: user $(share user syscalls)%, ebpf $(share ebpf syscalls)%"
 	awk -v k="$(share ebpf kworkers)" -v b="$(share ebpf psock-backlog)" -v u="$(share user psock-backlog)" \
 		'BEGIN { exit !(k > 20 && b > 20 && u == 0) }'
-	ok $? "profile: ebpf's echo runs in kworkers ($(share ebpf kworkers)%), in sk_psock_backlog ($(share ebpf psock-backlog)%), user's never there"
+	ok $? "profile: ebpf's echo runs in kworkers, in sk_psock_backlog, user's never there"
+	diag "profile: ebpf: kworkers $(share ebpf kworkers)%, sk_psock_backlog $(share ebpf psock-backlog)%; user: sk_psock_backlog $(share user psock-backlog)%"
 	[[ -s $OUT/prof/user-profile.txt && ! -e $OUT/prof/user.perf.data ]]
 	ok $? "profile: perf's report kept, its data file not"
 	# The kinds: exclusive, of the busy samples; each server's echo is in
@@ -170,9 +181,11 @@ if case_selected profile; then
 	for s in user ebpf; do
 		sum=$(awk -F'\t' -v s="$s" '$1 == s && $2 == "kind" { t += $4; n++ } END { if (n == 11) printf "%.1f", t }' "$tsv" 2>/dev/null)
 		awk -v t="${sum:-0}" 'BEGIN { exit !(t >= 99.5 && t <= 100.5) }'
-		ok $? "profile/$s: eleven kinds, their shares sum to 100% (${sum:-none})"
+		ok $? "profile/$s: eleven kinds, their shares sum to 100%"
+		diag "profile/$s: the kinds sum to ${sum:-none}%"
 		awk -v o="$(kind "$s" other)" 'BEGIN { exit !(o != "" && o < 35) }'
-		ok $? "profile/$s: under 35% of its busy samples left to other ($(kind "$s" other)%)"
+		ok $? "profile/$s: under 35% of its busy samples left to other"
+		diag "profile/$s: other $(kind "$s" other)%"
 		grep -q '<svg' "$OUT/prof/$s-flame.svg" 2>/dev/null && grep -q 'tcp_' "$OUT/prof/$s-flame.svg"
 		ok $? "profile/$s: a flame graph, in SVG, with TCP's functions in it"
 	done
@@ -182,7 +195,8 @@ if case_selected profile; then
 	awk -v u="$(kind user syscall)" -v ue="$(kind user epoll)" -v e="$(kind ebpf syscall)" -v ee="$(kind ebpf epoll)" \
 		-v k="$(kind ebpf sockmap-kworkers)" -v uk="$(kind user sockmap-kworkers)" \
 		'BEGIN { exit !(u + ue > e + ee && k > 2 && uk < 1) }'
-	ok $? "profile/kinds: user's syscall+epoll ($(kind user syscall)+$(kind user epoll)%) above ebpf's ($(kind ebpf syscall)+$(kind ebpf epoll)%); sockmap-kworkers ebpf $(kind ebpf sockmap-kworkers)%, user $(kind user sockmap-kworkers)%"
+	ok $? "profile/kinds: user's syscall+epoll above ebpf's; sockmap-kworkers ebpf's, not user's"
+	diag "profile/kinds: syscall+epoll: user $(kind user syscall)+$(kind user epoll)%, ebpf $(kind ebpf syscall)+$(kind ebpf epoll)%; sockmap-kworkers: ebpf $(kind ebpf sockmap-kworkers)%, user $(kind user sockmap-kworkers)%"
 	is "$("$RUN" status 2>&1)" "no server is running" "profile: no server left"
 
 	# A profile short of samples is refused: a perf that records at a tenth
@@ -222,30 +236,33 @@ if case_selected profile; then
 	ok $? "profile/running: the running user server profiled, exit 0"
 	sum=$(awk -F'\t' '$1 == "user" && $2 == "kind" { t += $4 } END { printf "%.1f", t }' "$OUT/running/profile.tsv" 2>/dev/null)
 	awk -v t="${sum:-0}" 'BEGIN { exit !(t >= 99.5 && t <= 100.5) }'
-	ok $? "profile/running: its kinds sum to 100% ($sum)"
+	ok $? "profile/running: its kinds sum to 100%"
+	diag "profile/running: the kinds sum to ${sum:-none}%"
 	"$RUN" status >/dev/null 2>&1
 	ok $? "profile/running: the server still runs after it"
 	"$RUN" stop >/dev/null
-fi
+}
 
-if case_selected wq-latency; then
+test_wq_latency() {
+	local out
 	# wq-latency.sh ebpf: sk_psock_backlog work items, a CDF plot
 	out=$(bounded 60 "$FT/wq-latency.sh" ebpf --out "$OUT" -- -t 4 -r 5 -m 20 2>&1)
 	like "$(cat "$OUT/wq-ebpf-summary.tsv" 2>/dev/null)" "sk_psock_backlog.*"$'\n'".*default	queue	[1-9]" \
 		"wq-latency/ebpf: queue-to-start of sk_psock_backlog items"
 	[[ $(head -c 4 "$OUT/wq-ebpf-cdf.png" 2>/dev/null | od -An -c | tr -d ' ') == 211PNG ]]
 	ok $? "wq-latency/ebpf: wq-ebpf-cdf.png is a PNG"
-fi
+}
 
-if case_selected interrupted; then
+test_interrupted() {
+	local pid state
 	# Killed in the middle of a run (SIGTERM: a background job ignores SIGINT)
 	"$FT/trace.sh" ebpf --out "$OUT" -- -t 4 -d 5 >/dev/null 2>&1 &
 	pid=$!
 	sleep 3
 	stop_bounded "$pid" 30	# trace.sh restores tracefs before it exits
 	state=$(tracefs_state)$'\n'$("$RUN" status 2>&1)
-	is "$state" "$before"$'\n'"no server is running" "trace/interrupted: tracefs as found, no server"
-fi
+	is "$state" "$before"$'\n'"no server is running" "tracefs as found, no server"
+}
 
-[[ -n ${VERBOSE:-} ]] && diag "${out:-}"
+run_tests
 plan_at_end
