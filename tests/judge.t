@@ -4,17 +4,50 @@
 # get no verdict, servers clearly apart get the verdict that points the
 # right way, client-bound runs are left out of latency and counted, too
 # few runs get no verdict, bad input says why. No root, no server;
-# KEEP=1 keeps the generated files.
+# KEEP=1 keeps the generated files. Its cases:
+#   help               --help: exit 0, names its flags
+#   same-distribution  two labels from one distribution (four data sets):
+#                      no difference for every figure
+#   same-runs          the same runs under two labels: no difference, ratio 1
+#   apart              servers clearly apart: faster, slower, cheaper,
+#                      costlier the right way; ratios and the baseline's line
+#   cpu-scope          cpu_scope all against the baseline's split: CPU not
+#                      compared, latency still judged
+#   threshold          --threshold 70: differences inside it not declared
+#   other-baseline     --baseline fast: user is slower than it
+#   reproducible       the same output twice, with or without another server
+#   known-medians      rps and cpu medians of runs with no noise
+#   paired             6% dearer under a 15% drift, paired by repeat=: costlier
+#   unpaired           the same without partners: the drift hides it
+#   paired-twins       the same drifting runs under two labels: ratio 1 exactly
+#   two-directories    two compares' files: pairs within each, no warning
+#   unpartnered        a run without a partner unpairs the server
+#   client-bound       client-bound runs left out of latency and rps, counted;
+#                      a saturated client with the server not is client-bound
+#   too-few-runs       two runs, or a baseline of two: too few runs
+#   no-cpu             no server_cpu_us_per_echo: the figure is absent
+#   no-stamps          latency from rtt_us unless every echo is stamped
+#   window             rps over window_s first
+#   server-name        no label: server= names the server
+#   gzipped            gzipped raw files
+#   bad-input          bad usage and files: exit 1 or 2, says why
+#   markdown           --markdown: header, rows, too few runs, the paragraph
+#   agreement          cmd/agreement.sh: comparisons side by side
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-JUDGE=$ROOT/analysis/judge
+ALL_TESTS="help same-distribution same-runs apart cpu-scope threshold
+	other-baseline reproducible known-medians paired unpaired paired-twins
+	two-directories unpartnered client-bound too-few-runs no-cpu no-stamps
+	window server-name gzipped bad-input markdown agreement"
+select_cases "$@"
 
 dir=$(mktemp -d)
 trap '[[ -n ${KEEP:-} ]] || rm -rf "$dir"' EXIT
 
 # A linear congruential generator: the same files on every machine and
-# bash. rnd sets r, uniform in [0, 1000).
+# bash. rnd sets r, uniform in [0, 1000). Each set of files sets seed
+# first, so it is the same whichever cases ran before.
 seed=1
 rnd() {
 	seed=$(((seed * 1103515245 + 12345) % 2147483648))
@@ -69,6 +102,16 @@ runs() {
 	done
 }
 
+# twins FROM TO: TO holds FROM's user runs, and each again labelled twin.
+twins() {
+	local f
+	mkdir -p "$dir/$2"
+	for f in "$dir/$1"/user-*.tsv; do
+		cp "$f" "$dir/$2/"
+		sed 's/^# label=user$/# label=twin/' "$f" >"$dir/$2/twin-${f##*-}"
+	done
+}
+
 # line OUTPUT LABEL FIGURE: judge's line for that label and figure.
 line() { grep -E "^judge label=$2 figure=$3 " <<<"$1"; }
 # verdict OUTPUT LABEL FIGURE: its verdict (the rest of the line).
@@ -83,204 +126,311 @@ no_difference() {
 	is "$(printf '%s\n' "${got[@]}")" "$(printf '%s: no difference detected\n' p50 p99 rps cpu)" "$name"
 }
 
-plan 81
+# ---- fixtures: sets of files several cases read, each made once and
+# never changed (a case that changes files works on a copy) --------------------
+
+# The data sets drawn from one distribution, 'SEED COUNT LAT RPS CPU
+# NOISE' each: other seeds, other levels, noise from 2% to 10% a run,
+# five to eight runs a side.
+SAME_SETS=("1 5 100 20000 1500 50" "2 5 3000 800 9000 20" "3 8 40 150000 300 100"
+	"4 6 700 5000 2500 80")
+
+# same_set N: sameN/, the Nth of SAME_SETS: its runs of user and other.
+same_set() {
+	local s count lat rps cpu noise
+	[[ ! -d $dir/same$1 ]] || return 0
+	read -r s count lat rps cpu noise <<<"${SAME_SETS[$1 - 1]}"
+	seed=$((s * 7919))
+	NOISE=$noise runs "same$1" user "$count" "$lat" "$rps" "$cpu"
+	NOISE=$noise runs "same$1" other "$count" "$lat" "$rps" "$cpu"
+}
+
+# apart_runs: apart/, user, fast and slow clearly apart, 5 runs each.
+apart_runs() {
+	[[ ! -d $dir/apart ]] || return 0
+	seed=42
+	runs apart user 5 100 20000 1500
+	runs apart fast 5 60 30000 900
+	runs apart slow 5 160 12000 2400
+}
+
+# drift_runs: drift/ and nopair/. The machine drifts: each repetition
+# runs 15% slower or faster than the next for every server alike (SCALE),
+# the runs themselves vary 1%, and 'dearer' costs 6% more than user in
+# every repetition. Paired by repeat=, the drift cancels; unpaired (in
+# nopair/, dearer's repeat numbers are no user's), it hides the 6%.
+drift_runs() {
+	local rep=0 scale
+	[[ ! -d $dir/drift ]] || return 0
+	seed=17
+	mkdir -p "$dir/drift" "$dir/nopair"
+	for scale in 1000 1150 870 1200 950 1100 850 1050; do
+		rep=$((rep + 1))
+		SCALE=$scale NOISE=10 mkrun "drift/user-$rep.tsv" user "$rep" 100 20000 1000
+		SCALE=$scale NOISE=10 mkrun "drift/dearer-$rep.tsv" dearer "$rep" 100 20000 1060
+		sed "s/^# repeat=.*/# repeat=$((rep + 100))/" "$dir/drift/dearer-$rep.tsv" >"$dir/nopair/dearer-$rep.tsv"
+		cp "$dir/drift/user-$rep.tsv" "$dir/nopair/"
+	done
+}
+
+# few_runs: few/, user 5 runs, two 2 runs.
+few_runs() {
+	[[ ! -d $dir/few ]] || return 0
+	seed=9
+	runs few user 5 100 20000 1500
+	runs few two 2 50 40000 700
+}
+
+# window_runs: window/, user's 5 runs and a 9th with window_s=0.5.
+window_runs() {
+	[[ ! -d $dir/window ]] || return 0
+	seed=15
+	runs window user 5 100 20000 1500
+	WINDOW=0.5 mkrun window/user-9.tsv user 9 100 20000 1500
+}
 
 # ---- the help ----------------------------------------------------------------
 
-out=$("$JUDGE" --help)
-ok $? "judge/--help: exit 0"
-like "$out" "--baseline LABEL.*--threshold PCT.*--markdown" "judge/--help: names its flags"
+test_help() {
+	local out
+	out=$("$JUDGE" --help)
+	ok $? "exit 0"
+	like "$out" "--baseline LABEL.*--threshold PCT.*--markdown" "names its flags"
+}
 
 # ---- one distribution, two labels: no difference --------------------------------
 
-# Several data sets: other seeds, other levels, noise from 2% to 10% a
-# run, five to eight runs a side.
-set=0
-for spec in "1 5 100 20000 1500 50" "2 5 3000 800 9000 20" "3 8 40 150000 300 100" \
-	"4 6 700 5000 2500 80"; do
-	read -r s count lat rps cpu noise <<<"$spec"
-	set=$((set + 1))
-	seed=$((s * 7919))
-	NOISE=$noise runs "same$set" user "$count" "$lat" "$rps" "$cpu"
-	NOISE=$noise runs "same$set" other "$count" "$lat" "$rps" "$cpu"
-	out=$("$JUDGE" "$dir/same$set"/*.tsv)
-	no_difference "judge/same distribution, set $set ($count runs, noise $((noise / 10))%): no difference for every figure" "$out" other
-done
-
-# twins FROM TO: TO holds FROM's user runs, and each again labelled twin.
-twins() {
-	local f
-	mkdir -p "$dir/$2"
-	for f in "$dir/$1"/user-*.tsv; do
-		cp "$f" "$dir/$2/"
-		sed 's/^# label=user$/# label=twin/' "$f" >"$dir/$2/twin-${f##*-}"
+test_same_distribution() {
+	local set out count noise
+	for set in 1 2 3 4; do
+		same_set "$set"
+		read -r _ count _ _ _ noise <<<"${SAME_SETS[set - 1]}"
+		out=$("$JUDGE" "$dir/same$set"/*.tsv)
+		no_difference "set $set ($count runs, noise $((noise / 10))%): no difference for every figure" "$out" other
 	done
 }
 
 # The same runs under a second label: identical data never differ.
-twins same1 copy
-out=$("$JUDGE" "$dir"/copy/*.tsv)
-no_difference "judge/the same runs under two labels: no difference for every figure" "$out" twin
-like "$(line "$out" twin p50)" " ratio=1\.000 " "judge/the same runs under two labels: ratio 1"
+test_same_runs() {
+	local out
+	same_set 1
+	twins same1 copy
+	out=$("$JUDGE" "$dir"/copy/*.tsv)
+	no_difference "no difference for every figure" "$out" twin
+	like "$(line "$out" twin p50)" " ratio=1\.000 " "ratio 1"
+}
 
 # ---- clearly apart: verdicts point the right way -----------------------------------
 
-seed=42
-runs apart user 5 100 20000 1500
-runs apart fast 5 60 30000 900
-runs apart slow 5 160 12000 2400
-out=$("$JUDGE" "$dir"/apart/*.tsv)
-for f in p50 p99 rps; do
-	is "$(verdict "$out" fast $f)" faster "judge/apart: fast is faster ($f)"
-	is "$(verdict "$out" slow $f)" slower "judge/apart: slow is slower ($f)"
-done
-is "$(verdict "$out" fast cpu)" cheaper "judge/apart: less CPU per echo is cheaper"
-is "$(verdict "$out" slow cpu)" costlier "judge/apart: more CPU per echo is costlier"
+test_apart() {
+	local out f
+	apart_runs
+	out=$("$JUDGE" "$dir"/apart/*.tsv)
+	for f in p50 p99 rps; do
+		is "$(verdict "$out" fast "$f")" faster "fast is faster ($f)"
+		is "$(verdict "$out" slow "$f")" slower "slow is slower ($f)"
+	done
+	is "$(verdict "$out" fast cpu)" cheaper "less CPU per echo is cheaper"
+	is "$(verdict "$out" slow cpu)" costlier "more CPU per echo is costlier"
+	like "$(line "$out" fast p50)" " ratio=0\.[0-9]+ ratio_lo=0\.[0-9]+ ratio_hi=0\.[0-9]+ " \
+		"a lower latency is a ratio below 1, interval too"
+	like "$(line "$out" fast rps)" " ratio=1\.[0-9]+ ratio_lo=1\.[0-9]+ ratio_hi=1\.[0-9]+ " \
+		"more requests a second is a ratio above 1, interval too"
+	like "$(line "$out" user p50)" "^judge label=user figure=p50 source=arrival_us n=5 excluded=0 median=[0-9.]+ lo=[0-9.]+ hi=[0-9.]+ coverage=0\.938 ratio=- ratio_lo=- ratio_hi=- pairs=0 verdict=-$" \
+		"the baseline's line: its median, no ratio, 5 runs cover 93.8%"
+	is "$(head -n1 <<<"$out" | cut -d' ' -f2)" label=user "the baseline comes first"
+}
+
 # CPU counted over every CPU (kecho's unbound workqueue) against the
 # baseline's own CPUs is not a ratio of two servers' costs.
-mkdir -p "$dir/scope"
-cp "$dir"/apart/user-*.tsv "$dir/scope/"
-for f in "$dir"/apart/slow-*.tsv; do
-	sed 's/^# bottleneck=/# cpu_scope=all\n&/' "$f" >"$dir/scope/${f##*/}"
-done
-out_scope=$("$JUDGE" "$dir"/scope/*.tsv)
-is "$(verdict "$out_scope" slow cpu)" "not comparable (cpu_scope differs)" \
-	"judge/cpu_scope all against the baseline's split: CPU not compared"
-like "$(line "$out_scope" slow cpu)" " ratio=- ratio_lo=- ratio_hi=- " \
-	"judge/cpu_scope all against the baseline's split: no ratio either"
-is "$(verdict "$out_scope" slow p50)" slower "judge/cpu_scope differs: latency still judged"
-like "$(line "$out" fast p50)" " ratio=0\.[0-9]+ ratio_lo=0\.[0-9]+ ratio_hi=0\.[0-9]+ " \
-	"judge/apart: a lower latency is a ratio below 1, interval too"
-like "$(line "$out" fast rps)" " ratio=1\.[0-9]+ ratio_lo=1\.[0-9]+ ratio_hi=1\.[0-9]+ " \
-	"judge/apart: more requests a second is a ratio above 1, interval too"
-like "$(line "$out" user p50)" "^judge label=user figure=p50 source=arrival_us n=5 excluded=0 median=[0-9.]+ lo=[0-9.]+ hi=[0-9.]+ coverage=0\.938 ratio=- ratio_lo=- ratio_hi=- pairs=0 verdict=-$" \
-	"judge/the baseline's line: its median, no ratio, 5 runs cover 93.8%"
-is "$(head -n1 <<<"$out" | cut -d' ' -f2)" label=user "judge/the baseline comes first"
-out=$("$JUDGE" --threshold 70 "$dir"/apart/*.tsv)
-no_difference "judge/--threshold 70: differences inside it are not declared" "$out" fast
-out=$("$JUDGE" --baseline fast "$dir"/apart/*.tsv)
-is "$(verdict "$out" user p50)" slower "judge/--baseline fast: user is slower than it"
+test_cpu_scope() {
+	local out f
+	apart_runs
+	mkdir -p "$dir/scope"
+	cp "$dir"/apart/user-*.tsv "$dir/scope/"
+	for f in "$dir"/apart/slow-*.tsv; do
+		sed 's/^# bottleneck=/# cpu_scope=all\n&/' "$f" >"$dir/scope/${f##*/}"
+	done
+	out=$("$JUDGE" "$dir"/scope/*.tsv)
+	is "$(verdict "$out" slow cpu)" "not comparable (cpu_scope differs)" \
+		"cpu_scope all against the baseline's split: CPU not compared"
+	like "$(line "$out" slow cpu)" " ratio=- ratio_lo=- ratio_hi=- " \
+		"cpu_scope all against the baseline's split: no ratio either"
+	is "$(verdict "$out" slow p50)" slower "cpu_scope differs: latency still judged"
+}
+
+test_threshold() {
+	local out
+	apart_runs
+	out=$("$JUDGE" --threshold 70 "$dir"/apart/*.tsv)
+	no_difference "--threshold 70: differences inside it are not declared" "$out" fast
+}
+
+test_other_baseline() {
+	local out
+	apart_runs
+	out=$("$JUDGE" --baseline fast "$dir"/apart/*.tsv)
+	is "$(verdict "$out" user p50)" slower "--baseline fast: user is slower than it"
+}
 
 # Reproducible, and each comparison on its own: another server's runs
 # among the files change no line of this one.
-a=$("$JUDGE" "$dir"/apart/user-*.tsv "$dir"/apart/fast-*.tsv)
-b=$("$JUDGE" "$dir"/apart/*.tsv)
-is "$(line "$a" fast p99)" "$(line "$b" fast p99)" "judge/reproducible: the same line with or without another server"
-is "$("$JUDGE" "$dir"/apart/*.tsv)" "$b" "judge/reproducible: the same output twice"
+test_reproducible() {
+	local a b
+	apart_runs
+	a=$("$JUDGE" "$dir"/apart/user-*.tsv "$dir"/apart/fast-*.tsv)
+	b=$("$JUDGE" "$dir"/apart/*.tsv)
+	is "$(line "$a" fast p99)" "$(line "$b" fast p99)" "the same line with or without another server"
+	is "$("$JUDGE" "$dir"/apart/*.tsv)" "$b" "the same output twice"
+}
 
 # Known medians: every run of 'flat' has the same level, noise 0.
-seed=3
-NOISE=0 runs flat user 5 100 20000 1500
-out=$("$JUDGE" "$dir"/flat/*.tsv)
-is "$(line "$out" user rps | grep -o ' median=[^ ]* lo=[^ ]* hi=[^ ]*')" " median=20000 lo=20000 hi=20000" \
-	"judge/rps: ok samples over elapsed_s"
-is "$(line "$out" user cpu | grep -o ' n=5 excluded=0 median=[^ ]*')" " n=5 excluded=0 median=15.00" \
-	"judge/cpu: server_cpu_us_per_echo as it is"
+test_known_medians() {
+	local out
+	seed=3
+	NOISE=0 runs flat user 5 100 20000 1500
+	out=$("$JUDGE" "$dir"/flat/*.tsv)
+	is "$(line "$out" user rps | grep -o ' median=[^ ]* lo=[^ ]* hi=[^ ]*')" " median=20000 lo=20000 hi=20000" \
+		"rps: ok samples over elapsed_s"
+	is "$(line "$out" user cpu | grep -o ' n=5 excluded=0 median=[^ ]*')" " n=5 excluded=0 median=15.00" \
+		"cpu: server_cpu_us_per_echo as it is"
+}
 
 # ---- paired by repetition ---------------------------------------------------------
 
-# The machine drifts: each repetition runs 15% slower or faster than the
-# next for every server alike (SCALE), the runs themselves vary 1%, and
-# 'dearer' costs 6% more than user in every repetition. Paired by
-# repeat=, the drift cancels; unpaired, it hides the 6%.
-seed=17
-mkdir -p "$dir/drift" "$dir/nopair"
-rep=0
-for scale in 1000 1150 870 1200 950 1100 850 1050; do
-	rep=$((rep + 1))
-	SCALE=$scale NOISE=10 mkrun "drift/user-$rep.tsv" user "$rep" 100 20000 1000
-	SCALE=$scale NOISE=10 mkrun "drift/dearer-$rep.tsv" dearer "$rep" 100 20000 1060
-	sed "s/^# repeat=.*/# repeat=$((rep + 100))/" "$dir/drift/dearer-$rep.tsv" >"$dir/nopair/dearer-$rep.tsv"
-	cp "$dir/drift/user-$rep.tsv" "$dir/nopair/"
-done
-out=$("$JUDGE" "$dir"/drift/*.tsv)
-is "$(verdict "$out" dearer cpu)" costlier "judge/paired: 6% dearer in every repetition is costlier under a 15% drift"
-like "$(line "$out" dearer cpu)" " ratio=1\.0[5-7][0-9] ratio_lo=1\.0[3-9][0-9] ratio_hi=1\.0[5-9][0-9] pairs=8 " \
-	"judge/paired: the median of the 8 pairs' ratios, near 1.06"
-out=$("$JUDGE" "$dir"/nopair/*.tsv)
-is "$(verdict "$out" dearer cpu)" "no difference detected" "judge/unpaired (no partner of the same repeat): the drift hides it"
-like "$(line "$out" dearer cpu)" " pairs=0 " "judge/unpaired: pairs=0"
-out=$("$JUDGE" --markdown "$dir"/nopair/*.tsv)
-like "$out" "no difference detected \(unpaired\) \|" "judge --markdown: an unpaired ratio says so"
-out=$("$JUDGE" --markdown "$dir"/drift/*.tsv)
-like "$out" "\] costlier \|" "judge --markdown: a paired ratio carries no mark"
+test_paired() {
+	local out
+	drift_runs
+	out=$("$JUDGE" "$dir"/drift/*.tsv)
+	is "$(verdict "$out" dearer cpu)" costlier "6% dearer in every repetition is costlier under a 15% drift"
+	like "$(line "$out" dearer cpu)" " ratio=1\.0[5-7][0-9] ratio_lo=1\.0[3-9][0-9] ratio_hi=1\.0[5-9][0-9] pairs=8 " \
+		"the median of the 8 pairs' ratios, near 1.06"
+	out=$("$JUDGE" --markdown "$dir"/drift/*.tsv)
+	like "$out" "\] costlier \|" "--markdown: a paired ratio carries no mark"
+}
+
+test_unpaired() {
+	local out
+	drift_runs
+	out=$("$JUDGE" "$dir"/nopair/*.tsv)
+	is "$(verdict "$out" dearer cpu)" "no difference detected" "no partner of the same repeat: the drift hides it"
+	like "$(line "$out" dearer cpu)" " pairs=0 " "pairs=0"
+	out=$("$JUDGE" --markdown "$dir"/nopair/*.tsv)
+	like "$out" "no difference detected \(unpaired\) \|" "--markdown: an unpaired ratio says so"
+}
+
 # The same drifting runs under two labels: every pair's ratio is 1.
-twins drift drifttwin
-out=$("$JUDGE" "$dir"/drifttwin/*.tsv)
-no_difference "judge/paired: the same drifting runs under two labels, no difference" "$out" twin
-like "$(line "$out" twin cpu)" " ratio=1\.000 ratio_lo=1\.000 ratio_hi=1\.000 pairs=8 " "judge/paired: identical pairs give 1 exactly"
+test_paired_twins() {
+	local out
+	drift_runs
+	twins drift drifttwin
+	out=$("$JUDGE" "$dir"/drifttwin/*.tsv)
+	no_difference "the same drifting runs under two labels, no difference" "$out" twin
+	like "$(line "$out" twin cpu)" " ratio=1\.000 ratio_lo=1\.000 ratio_hi=1\.000 pairs=8 " "identical pairs give 1 exactly"
+}
+
 # Two compares' files together: each repetition pairs within its own
 # directory, and the repeat numbers both use are no warning.
-cp -r "$dir/drift" "$dir/drift2"
-out=$("$JUDGE" "$dir"/drift/*.tsv "$dir"/drift2/*.tsv 2>"$dir/drift2.err")
-like "$(line "$out" dearer cpu)" " pairs=16 verdict=costlier$" "judge/two compares' directories: 16 pairs, within each"
-is "$(cat "$dir/drift2.err")" "" "judge/two compares' directories: no 'given twice' warning"
+test_two_directories() {
+	local out
+	drift_runs
+	cp -r "$dir/drift" "$dir/drift2"
+	out=$("$JUDGE" "$dir"/drift/*.tsv "$dir"/drift2/*.tsv 2>"$dir/drift2.err")
+	like "$(line "$out" dearer cpu)" " pairs=16 verdict=costlier$" "16 pairs, within each"
+	is "$(cat "$dir/drift2.err")" "" "no 'given twice' warning"
+}
+
 # A run without a partner unpairs the server: one of dearer's runs gone.
-rm "$dir/drift/dearer-3.tsv"
-out=$("$JUDGE" "$dir"/drift/*.tsv)
-like "$(line "$out" dearer cpu)" " n=7 .* pairs=0 " "judge/a baseline run without a partner: unpaired"
+test_unpartnered() {
+	local out
+	drift_runs
+	cp -r "$dir/drift" "$dir/unpartnered"
+	rm "$dir/unpartnered/dearer-3.tsv"
+	out=$("$JUDGE" "$dir"/unpartnered/*.tsv)
+	like "$(line "$out" dearer cpu)" " n=7 .* pairs=0 " "a baseline run without a partner: unpaired"
+}
 
 # ---- client-bound runs -------------------------------------------------------------
 
-seed=5
-runs bound user 5 100 20000 1500
-runs bound other 5 100 20000 1500
-BOUND=client mkrun bound/other-6.tsv other 6 5000 500 1500
-BOUND=client mkrun bound/other-7.tsv other 7 5000 500 1500
-out=$("$JUDGE" "$dir"/bound/*.tsv)
-like "$(line "$out" other p99)" " n=5 excluded=2 " "judge/client-bound: left out of p99 and counted"
-like "$(line "$out" other rps)" " n=5 excluded=2 " "judge/client-bound: left out of rps and counted"
-like "$(line "$out" other cpu)" " n=7 excluded=0 " "judge/client-bound: kept for cpu"
-no_difference "judge/client-bound: their latency does not make a difference" "$out" other
+test_client_bound() {
+	local out
+	seed=5
+	runs bound user 5 100 20000 1500
+	runs bound other 5 100 20000 1500
+	BOUND=client mkrun bound/other-6.tsv other 6 5000 500 1500
+	BOUND=client mkrun bound/other-7.tsv other 7 5000 500 1500
+	out=$("$JUDGE" "$dir"/bound/*.tsv)
+	like "$(line "$out" other p99)" " n=5 excluded=2 " "left out of p99 and counted"
+	like "$(line "$out" other rps)" " n=5 excluded=2 " "left out of rps and counted"
+	like "$(line "$out" other cpu)" " n=7 excluded=0 " "kept for cpu"
+	no_difference "their latency does not make a difference" "$out" other
 
-# A client whose CPUs were busy 95% of the window, the server's not, set the
-# pace, whatever bench's delay rule said; a server as busy as it did not.
-WINDOW=5 BUSY="4.5 4.99" mkrun bound/other-8.tsv other 8 100 20000 1500
-WINDOW=5 BUSY="4.99 4.99" mkrun bound/other-9.tsv other 9 100 20000 1500
-WINDOW=5 BUSY="4.5 4.5" mkrun bound/other-10.tsv other 10 100 20000 1500
-out=$("$JUDGE" "$dir"/bound/*.tsv)
-like "$(line "$out" other rps)" " n=7 excluded=3 " \
-	"judge/client-bound: a saturated client with the server not is client-bound; both saturated or neither is not"
+	# A client whose CPUs were busy 95% of the window, the server's not, set
+	# the pace, whatever bench's delay rule said; a server as busy as it did not.
+	WINDOW=5 BUSY="4.5 4.99" mkrun bound/other-8.tsv other 8 100 20000 1500
+	WINDOW=5 BUSY="4.99 4.99" mkrun bound/other-9.tsv other 9 100 20000 1500
+	WINDOW=5 BUSY="4.5 4.5" mkrun bound/other-10.tsv other 10 100 20000 1500
+	out=$("$JUDGE" "$dir"/bound/*.tsv)
+	like "$(line "$out" other rps)" " n=7 excluded=3 " \
+		"a saturated client with the server not is client-bound; both saturated or neither is not"
+}
 
 # ---- too few runs, absent figures, which time ------------------------------------------
 
-seed=9
-runs few user 5 100 20000 1500
-runs few two 2 50 40000 700
-out=$("$JUDGE" "$dir"/few/*.tsv)
-is "$(verdict "$out" two p50)" "too few runs" "judge/two runs: too few runs (p50)"
-is "$(verdict "$out" two cpu)" "too few runs" "judge/two runs: too few runs (cpu)"
-like "$(line "$out" two p50)" " ratio=0\.[0-9]+ ratio_lo=- ratio_hi=- " "judge/two runs: the ratio, no interval"
-out=$("$JUDGE" --baseline two "$dir"/few/*.tsv)
-is "$(verdict "$out" user rps)" "too few runs" "judge/a baseline of two runs: too few runs"
+test_too_few_runs() {
+	local out
+	few_runs
+	out=$("$JUDGE" "$dir"/few/*.tsv)
+	is "$(verdict "$out" two p50)" "too few runs" "two runs: too few runs (p50)"
+	is "$(verdict "$out" two cpu)" "too few runs" "two runs: too few runs (cpu)"
+	like "$(line "$out" two p50)" " ratio=0\.[0-9]+ ratio_lo=- ratio_hi=- " "two runs: the ratio, no interval"
+	out=$("$JUDGE" --baseline two "$dir"/few/*.tsv)
+	is "$(verdict "$out" user rps)" "too few runs" "a baseline of two runs: too few runs"
+}
 
-seed=11
-runs old user 5 100 20000 1500
-NOCPU=1 runs old old 5 100 20000 1500
-out=$("$JUDGE" "$dir"/old/*.tsv)
-like "$(line "$out" old cpu)" " n=0 excluded=0 median=- lo=- hi=- .* verdict=too few runs$" \
-	"judge/no server_cpu_us_per_echo: the figure is absent"
+test_no_cpu() {
+	local out
+	seed=11
+	runs old user 5 100 20000 1500
+	NOCPU=1 runs old old 5 100 20000 1500
+	out=$("$JUDGE" "$dir"/old/*.tsv)
+	like "$(line "$out" old cpu)" " n=0 excluded=0 median=- lo=- hi=- .* verdict=too few runs$" \
+		"no server_cpu_us_per_echo: the figure is absent"
+}
 
-seed=13
-runs stamps user 5 100 20000 1500
-NOSTAMP=1 runs stamps bypass 5 100 20000 1500
-out=$("$JUDGE" "$dir"/stamps/*.tsv)
-like "$(line "$out" user p50)" " source=rtt_us " "judge/a server without arrival stamps: every latency from rtt_us"
-like "$("$JUDGE" "$dir"/stamps/user-*.tsv)" "figure=p50 source=arrival_us " \
-	"judge/every echo stamped: latency from arrival_us"
+test_no_stamps() {
+	local out
+	seed=13
+	runs stamps user 5 100 20000 1500
+	NOSTAMP=1 runs stamps bypass 5 100 20000 1500
+	out=$("$JUDGE" "$dir"/stamps/*.tsv)
+	like "$(line "$out" user p50)" " source=rtt_us " "a server without arrival stamps: every latency from rtt_us"
+	like "$("$JUDGE" "$dir"/stamps/user-*.tsv)" "figure=p50 source=arrival_us " \
+		"every echo stamped: latency from arrival_us"
+}
 
-seed=15
-runs window user 5 100 20000 1500
-WINDOW=0.5 mkrun window/user-9.tsv user 9 100 20000 1500
-out=$("$JUDGE" "$dir"/window/user-9.tsv)
-like "$(line "$out" user rps)" " source=window_s n=1 excluded=0 median=400 " "judge/rps: window_s first (200 ok over 0.5 s)"
+test_window() {
+	local out
+	window_runs
+	out=$("$JUDGE" "$dir"/window/user-9.tsv)
+	like "$(line "$out" user rps)" " source=window_s n=1 excluded=0 median=400 " "rps: window_s first (200 ok over 0.5 s)"
+}
 
-sed 's/^# label=user$/# server=user/' "$dir"/window/user-9.tsv >"$dir/server.tsv"
-like "$("$JUDGE" "$dir/server.tsv")" "^judge label=user figure=p50 " "judge/no label: server= names the server"
+test_server_name() {
+	window_runs
+	sed 's/^# label=user$/# server=user/' "$dir"/window/user-9.tsv >"$dir/server.tsv"
+	like "$("$JUDGE" "$dir/server.tsv")" "^judge label=user figure=p50 " "no label: server= names the server"
+}
 
-gzip -k "$dir"/apart/fast-*.tsv
-out=$("$JUDGE" "$dir"/apart/user-*.tsv "$dir"/apart/fast-*.tsv.gz)
-is "$(verdict "$out" fast p50)" faster "judge/gzipped raw files"
+test_gzipped() {
+	local out
+	apart_runs
+	mkdir -p "$dir/gzipped"
+	cp "$dir"/apart/user-*.tsv "$dir"/apart/fast-*.tsv "$dir/gzipped/"
+	gzip "$dir"/gzipped/fast-*.tsv
+	out=$("$JUDGE" "$dir"/gzipped/user-*.tsv "$dir"/gzipped/fast-*.tsv.gz)
+	is "$(verdict "$out" fast p50)" faster "fast judged faster from its gzipped raw files"
+}
 
 # ---- bad input -----------------------------------------------------------------------
 
@@ -290,56 +440,71 @@ fails() {
 	shift 3
 	err=$("$JUDGE" "$@" 2>&1 >/dev/null)
 	rc=$?
-	is "$rc" "$status" "judge/$name: exit $status"
-	like "${err%%$'\n'*}" "^judge: $why" "judge/$name: says why"
+	is "$rc" "$status" "$name: exit $status"
+	like "${err%%$'\n'*}" "^judge: $why" "$name: says why"
 }
-printf 'not a raw file\n' >"$dir/garbage.tsv"
-SWEEP=10 mkrun sweep-a.tsv user 1 100 20000 1500
-SWEEP=100 mkrun sweep-b.tsv user 2 100 20000 1500
-fails "no files" 2 "no raw files" --markdown
-fails "unknown flag" 2 "unknown option '--no-such-flag'" --no-such-flag "$dir"/apart/user-1.tsv
-fails "bad threshold" 2 "--threshold: 'x' is not a percentage" --threshold x "$dir"/apart/user-1.tsv
-fails "missing file" 1 "cannot read '$dir/missing.tsv'" "$dir"/apart/user-1.tsv "$dir/missing.tsv"
-fails "not a raw file" 1 ".*not a bench raw file" "$dir/garbage.tsv"
-fails "no baseline" 1 "no runs of the baseline 'user' among those of fast: name one with --baseline" \
-	"$dir"/apart/fast-*.tsv
-fails "two sweep values" 1 ".*different sweep values" "$dir/sweep-a.tsv" "$dir/sweep-b.tsv"
+
+test_bad_input() {
+	apart_runs
+	printf 'not a raw file\n' >"$dir/garbage.tsv"
+	seed=19
+	SWEEP=10 mkrun sweep-a.tsv user 1 100 20000 1500
+	SWEEP=100 mkrun sweep-b.tsv user 2 100 20000 1500
+	fails "no files" 2 "no raw files" --markdown
+	fails "unknown flag" 2 "unknown option '--no-such-flag'" --no-such-flag "$dir"/apart/user-1.tsv
+	fails "bad threshold" 2 "--threshold: 'x' is not a percentage" --threshold x "$dir"/apart/user-1.tsv
+	fails "missing file" 1 "cannot read '$dir/missing.tsv'" "$dir"/apart/user-1.tsv "$dir/missing.tsv"
+	fails "not a raw file" 1 ".*not a bench raw file" "$dir/garbage.tsv"
+	fails "no baseline" 1 "no runs of the baseline 'user' among those of fast: name one with --baseline" \
+		"$dir"/apart/fast-*.tsv
+	fails "two sweep values" 1 ".*different sweep values" "$dir/sweep-a.tsv" "$dir/sweep-b.tsv"
+}
 
 # ---- markdown --------------------------------------------------------------------------
 
-out=$("$JUDGE" --markdown "$dir"/apart/*.tsv "$dir"/few/two-*.tsv)
-like "$out" $'\n\\| server \\| runs \\| p50 \\(us\\) \\| p50 vs user \\|' "judge/--markdown: the table's header"
-like "$(grep '^| fast |' <<<"$out")" "^\| fast \| 5 \| [0-9.]+ \[[0-9.]+, [0-9.]+\] \| 0\.[0-9]+ \[0\.[0-9]+, 0\.[0-9]+\] faster \|.* cheaper \|$" \
-	"judge/--markdown: a row with medians, intervals and verdicts"
-like "$(grep '^| two |' <<<"$out")" "too few runs" "judge/--markdown: too few runs said"
-like "$out" "beyond 1 ± 3% .*left out of latency" "judge/--markdown: the paragraph says the threshold and what is left out"
+test_markdown() {
+	local out
+	apart_runs
+	few_runs
+	out=$("$JUDGE" --markdown "$dir"/apart/*.tsv "$dir"/few/two-*.tsv)
+	like "$out" $'\n\\| server \\| runs \\| p50 \\(us\\) \\| p50 vs user \\|' "the table's header"
+	like "$(grep '^| fast |' <<<"$out")" "^\| fast \| 5 \| [0-9.]+ \[[0-9.]+, [0-9.]+\] \| 0\.[0-9]+ \[0\.[0-9]+, 0\.[0-9]+\] faster \|.* cheaper \|$" \
+		"a row with medians, intervals and verdicts"
+	like "$(grep '^| two |' <<<"$out")" "too few runs" "too few runs said"
+	like "$out" "beyond 1 ± 3% .*left out of latency" "the paragraph says the threshold and what is left out"
+}
 
 # ---- cmd/agreement.sh: back-to-back comparisons side by side -------------------------
 
 # Two comparisons where ebpf is 1.5 x user's CPU per echo, and a third
 # where it is user's: the verdicts agree in the first two only.
-runs agree-1 user 5 100 20000 1000
-runs agree-1 ebpf 5 100 20000 1500
-runs agree-2 user 5 100 20000 1000
-runs agree-2 ebpf 5 100 20000 1500
-runs agree-3 user 5 100 20000 1000
-runs agree-3 ebpf 5 100 20000 1000
-AGREE=$ROOT/cmd/agreement.sh
-out=$("$AGREE" "$dir/agree-1" "$dir/agree-2")
-ok $? "agreement: exit 0"
-like "$(grep '^| ebpf |' <<<"$out")" \
-	'^\| ebpf \| 1[45]\.[0-9]+ / 1[45]\.[0-9]+ \| [0-9.]+% \| costlier \(1\.[0-9]+\) / costlier \(1\.[0-9]+\) \| yes \| costlier \(1\.[0-9]+ \[1\.[0-9]+, 1\.[0-9]+\]\) \|$' \
-	"agreement: ebpf costlier in both, identical, and costlier judged together"
-like "$(grep '^| user |' <<<"$out")" '^\| user \| .* \| baseline / baseline \| yes \| baseline \|$' "agreement: user is the baseline in both"
-out=$("$AGREE" "$dir/agree-1" "$dir/agree-2" "$dir/agree-3")
-like "$(grep '^| ebpf |' <<<"$out")" '/ no difference detected \([0-9.]+\) \| no \| [a-z ]+ \([0-9.]+ \[[0-9.]+, [0-9.]+\]\) \|$' \
-	"agreement: a third comparison with another verdict: not identical"
-spread=$(grep '^| ebpf |' <<<"$out" | awk -F' [|] ' '{ print $3 }')
-like "$spread" '^(4[0-9]|5[0-9]|6[0-9])\.[0-9]%$' "agreement: the spread is max / min - 1 ($spread for 15 against 10)"
-out=$("$AGREE" "$dir/agree-1" 2>&1)
-is $? 2 "agreement: one directory exits 2"
-like "$out" "two or more" "agreement: says it needs two or more"
-out=$("$AGREE" --figure bogus "$dir/agree-1" "$dir/agree-2" 2>&1)
-is $? 2 "agreement: a bad --figure exits 2"
+test_agreement() {
+	local out spread agree=$ECHOLAB_ROOT/cmd/agreement.sh
+	seed=21
+	runs agree-1 user 5 100 20000 1000
+	runs agree-1 ebpf 5 100 20000 1500
+	runs agree-2 user 5 100 20000 1000
+	runs agree-2 ebpf 5 100 20000 1500
+	runs agree-3 user 5 100 20000 1000
+	runs agree-3 ebpf 5 100 20000 1000
+	out=$("$agree" "$dir/agree-1" "$dir/agree-2")
+	ok $? "exit 0"
+	like "$(grep '^| ebpf |' <<<"$out")" \
+		'^\| ebpf \| 1[45]\.[0-9]+ / 1[45]\.[0-9]+ \| [0-9.]+% \| costlier \(1\.[0-9]+\) / costlier \(1\.[0-9]+\) \| yes \| costlier \(1\.[0-9]+ \[1\.[0-9]+, 1\.[0-9]+\]\) \|$' \
+		"ebpf costlier in both, identical, and costlier judged together"
+	like "$(grep '^| user |' <<<"$out")" '^\| user \| .* \| baseline / baseline \| yes \| baseline \|$' "user is the baseline in both"
+	out=$("$agree" "$dir/agree-1" "$dir/agree-2" "$dir/agree-3")
+	like "$(grep '^| ebpf |' <<<"$out")" '/ no difference detected \([0-9.]+\) \| no \| [a-z ]+ \([0-9.]+ \[[0-9.]+, [0-9.]+\]\) \|$' \
+		"a third comparison with another verdict: not identical"
+	spread=$(grep '^| ebpf |' <<<"$out" | awk -F' [|] ' '{ print $3 }')
+	like "$spread" '^(4[0-9]|5[0-9]|6[0-9])\.[0-9]%$' "the spread is max / min - 1 (15 against 10)"
+	diag "agreement: the spread is $spread"
+	out=$("$agree" "$dir/agree-1" 2>&1)
+	is $? 2 "one directory exits 2"
+	like "$out" "two or more" "says it needs two or more"
+	"$agree" --figure bogus "$dir/agree-1" "$dir/agree-2" >/dev/null 2>&1
+	is $? 2 "a bad --figure exits 2"
+}
 
-done_testing
+run_tests
+plan_at_end
