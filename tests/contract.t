@@ -12,11 +12,18 @@
 #   restart serves at once; --addr 0.0.0.0 listens on every interface,
 #   with a warning from run.sh and from the server itself.
 #
+# Its cases are the declared variants (variant_cases; --list prints
+# them): user, user-w2, uring, ebpf, kecho-unbound, kecho-bound,
+# kecho-kthread, and kecho for kecho's three. Each checks all of the above
+# on its variant, from its own start to its own stop.
+#
 # ONLY_SERVERS="NAME..." limits it to those servers or variants (the
 # guest's run).
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
+ALL_TESTS=$(variant_cases variants)
+select_cases "$@"
 root_or_bail_out
 
 trap stop_all EXIT
@@ -102,7 +109,7 @@ contract() {
 	# A busy port: refused with the port named.
 	"$PROBE" mute "$PORT" 30 >/dev/null &
 	PIDS+=($!)
-	sleep 0.3
+	wait_until 3 port_taken "$PORT"
 	out=$("$RUN" "${start[@]}" 2>&1)
 	ok $((!$?)) "$label/busy-port: run.sh fails"
 	like "$out" "port $PORT is busy" "$label/busy-port: says the port is busy"
