@@ -3,16 +3,29 @@
 # The docs against the tree: every relative link in a *.md file points at a
 # file that exists (and, into a .md file, at a heading that exists), and
 # every --flag a doc names beside one of the suite's commands appears in
-# that command's --help. No root, no server: only --help is run.
+# that command's --help. No root, no server: only --help is run. Its cases:
+#   help        each command whose flags the docs name answers --help
+#               (bench, judge and summarize built first if they are not)
+#   links       every relative link of each doc, one result a doc
+#   flags       every --flag each doc names beside a command, one a doc
+#   layout      results/ holds no script; no gnuplot program inline in a
+#               shell script
+#   self-check  links and flags on a doc of its own with mistakes: it
+#               fails and names each one, and nothing that is right
+#   tests-declare-cases  every tests/*.t declares ALL_TESTS and calls
+#               select_cases before root_or_bail_out, one result a file
 #
 # DOCS_ROOT=DIR reads the *.md files under DIR instead of this checkout's
-# (the commands are still this checkout's): that is how the last cases
-# prove that a doc naming a flag that does not exist fails.
+# (the commands are still this checkout's): that is how self-check proves
+# that a doc naming a flag that does not exist fails.
 set -uo pipefail
 
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-DOCS=${DOCS_ROOT:-$ROOT}
+ALL_TESTS="help links flags layout self-check tests-declare-cases"
+select_cases "$@"
+
+DOCS=${DOCS_ROOT:-$ECHOLAB_ROOT}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -24,7 +37,6 @@ docs() {
 		(cd "$DOCS" && find . -name '*.md' -not -path './.git/*' | sed 's|^\./||')
 	fi | sort -u
 }
-mapfile -t files < <(docs)
 
 # ---- links ------------------------------------------------------------------
 
@@ -87,53 +99,81 @@ check_links() {
 		fi
 	done < <(links "$DOCS/$file")
 	((${#bad[@]} == 0))
-	ok $? "docs/links: $file"
+	ok $? "$file"
 	((${#bad[@]} == 0)) || diag "$(printf '%s\n' "${bad[@]}")"
+}
+
+test_links() {
+	local f files
+	mapfile -t files < <(docs)
+	for f in "${files[@]}"; do
+		check_links "$f"
+	done
 }
 
 # ---- flags ------------------------------------------------------------------
 
-# Each command's --help, the text a flag must appear in. BENCH-ARGS pass
-# through run.sh bench, run.sh --vm, compare and the ftrace scripts after
-# '--', so bench's flags count there too. compare's and soak's own --help
-# leave out what run.sh's usage lines give them (--kernel with --vm).
-helps() {
-	local h=$tmp/help out
+# The commands whose --help the docs are read against, 'NAME CMD...' each.
+HELPS=(
+	"bench bench/bench --help"
+	"judge analysis/judge --help"
+	"summarize analysis/summarize --help"
+	"run run.sh --help"
+	"compare run.sh compare --help"
+	"soak run.sh soak --help"
+	"trace.sh ftrace/trace.sh --help"
+	"percall.sh ftrace/percall.sh --help"
+	"wq-latency.sh ftrace/wq-latency.sh --help"
+	"profile.sh ftrace/profile.sh --help"
+	"run-vm.sh vm/run-vm.sh --help"
+	"plot.sh cmd/plot.sh --help"
+)
+
+# built: bench, judge and summarize are there to ask for their --help.
+built() {
+	[[ -x $ECHOLAB_ROOT/bench/bench && -x $ECHOLAB_ROOT/analysis/judge &&
+		-x $ECHOLAB_ROOT/analysis/summarize ]]
+}
+
+# help_texts: each command's --help in $tmp/help/NAME, the text a flag
+# must appear in (made once; case help says whether each answered).
+# BENCH-ARGS pass through run.sh bench, run.sh --vm, compare and the
+# ftrace scripts after '--', so bench's flags count there too. compare's
+# and soak's own --help leave out what run.sh's usage lines give them
+# (--kernel with --vm). When bench, judge or summarize is not built, it
+# is built first (make bench analysis), its output in $tmp/build.log.
+help_texts() {
+	local h=$tmp/help e name cmd
+	[[ ! -d $h ]] || return 0
 	mkdir -p "$h"
-	if [[ ! -x $ROOT/bench/bench || ! -x $ROOT/analysis/judge ||
-		! -x $ROOT/analysis/summarize ]]; then
-		out=$(make -C "$ROOT" bench analysis 2>&1)
-		ok $? "docs/help: bench, judge and summarize build for their --help (make bench analysis)"
-		[[ -x $ROOT/bench/bench && -x $ROOT/analysis/judge &&
-			-x $ROOT/analysis/summarize ]] || diag "$out"
-	fi
-	help_of bench "$ROOT/bench/bench" --help
-	help_of judge "$ROOT/analysis/judge" --help
-	help_of summarize "$ROOT/analysis/summarize" --help
-	help_of run "$ROOT/run.sh" --help
-	help_of compare "$ROOT/run.sh" compare --help
-	help_of soak "$ROOT/run.sh" soak --help
+	built || make -C "$ECHOLAB_ROOT" bench analysis >"$tmp/build.log" 2>&1
+	for e in "${HELPS[@]}"; do
+		read -r name cmd <<<"$e"
+		# shellcheck disable=SC2086 # cmd: the command and its words
+		timeout 30 "$ECHOLAB_ROOT"/$cmd >"$h/$name" 2>&1 </dev/null
+	done
 	grep -E 'run\.sh compare' "$h/run" >>"$h/compare"
 	grep -E 'run\.sh soak' "$h/run" >>"$h/soak"
 	cat "$h/run" "$h/bench" >"$h/run+bench"
 	cat "$h/bench" >>"$h/compare"
-	local s
-	for s in trace percall wq-latency profile; do
-		help_of "$s.sh" "$ROOT/ftrace/$s.sh" --help
-	done
-	help_of run-vm.sh "$ROOT/vm/run-vm.sh" --help
-	help_of plot.sh "$ROOT/cmd/plot.sh" --help
 }
 
-# help_of NAME CMD...: CMD's help into help/NAME; a case when it gives
-# none. Every help answers without root.
-help_of() {
-	local name=$1 f=$tmp/help/$1
-	shift
-	timeout 30 "$@" >"$f" 2>&1 </dev/null
-	grep -q -- '--' "$f"
-	ok $? "docs/help: $name --help answers"
-	grep -q -- '--' "$f" || diag "$(cat "$f")"
+# Every help answers without root.
+test_help() {
+	local e name f
+	help_texts
+	if [[ -e $tmp/build.log ]]; then
+		built
+		ok $? "bench, judge and summarize build for their --help (make bench analysis)"
+		built || diag "$(cat "$tmp/build.log")"
+	fi
+	for e in "${HELPS[@]}"; do
+		name=${e%% *}
+		f=$tmp/help/$name
+		grep -q -- '--' "$f"
+		ok $? "$name --help answers"
+		grep -q -- '--' "$f" || diag "$(cat "$f")"
+	done
 }
 
 # code FILE: LINE<TAB>COMMAND<TAB>FLAG for every --flag that follows one
@@ -229,8 +269,17 @@ check_flags() {
 			bad+=("$file:$lineno: $cmd has no $flag in its --help")
 	done < <(code "$DOCS/$file")
 	((${#bad[@]} == 0))
-	ok $? "docs/flags: $file"
+	ok $? "$file"
 	((${#bad[@]} == 0)) || diag "$(printf '%s\n' "${bad[@]}")"
+}
+
+test_flags() {
+	local f files
+	help_texts
+	mapfile -t files < <(docs)
+	for f in "${files[@]}"; do
+		check_flags "$f"
+	done
 }
 
 # ---- layout -----------------------------------------------------------------
@@ -239,27 +288,27 @@ check_flags() {
 # executable, no *.sh, *.gp or *.awk tracked there), and a gnuplot program
 # is a file in plots/, never written inline by a shell script (a
 # 'gnuplot <<' heredoc, a pipe into gnuplot, a 'set terminal' in a *.sh).
-check_layout() {
+test_layout() {
 	local bad=()
-	mapfile -t bad < <(git -C "$ROOT" ls-files -s -- results |
+	mapfile -t bad < <(git -C "$ECHOLAB_ROOT" ls-files -s -- results |
 		awk -F'\t' '$1 ~ /^100755 / || $2 ~ /\.(sh|gp|awk)$/ { print $2 }')
 	((${#bad[@]} == 0))
-	ok $? "docs/layout: results/ holds no script"
+	ok $? "results/ holds no script"
 	((${#bad[@]} == 0)) || diag "$(printf '%s: a script under results/: cmd/ is for commands\n' "${bad[@]}")"
-	mapfile -t bad < <(cd "$ROOT" &&
+	mapfile -t bad < <(cd "$ECHOLAB_ROOT" &&
 		git ls-files --cached --others --exclude-standard -- '*.sh' ':!plots/' |
 		xargs -r grep -snE 'gnuplot[[:space:]]*<<|\|[[:space:]]*gnuplot|set term(inal)? ')
 	((${#bad[@]} == 0))
-	ok $? "docs/layout: no gnuplot program inline in a shell script"
+	ok $? "no gnuplot program inline in a shell script"
 	((${#bad[@]} == 0)) || diag "$(printf '%s (a .gp file in plots/, run with gp_plot)\n' "${bad[@]}")"
 }
 
 # ---- the test of the test ---------------------------------------------------
 
 # A doc with a flag that does not exist, one after run.sh's '--' (the
-# server's: fine), a flag that exists and a link to nowhere: run this
-# test on it alone and read what it says.
-self_check() {
+# server's: fine), a flag that exists and a link to nowhere: run the
+# cases links and flags of this file on it alone and read what they say.
+test_self_check() {
 	local dir=$tmp/bad out status
 	mkdir -p "$dir/docs"
 	cat >"$dir/docs/bad.md" <<-'EOF'
@@ -272,29 +321,56 @@ self_check() {
 		`analysis/judge --markdown --no-such-judge-flag` on its files, and see
 		[nowhere](no-such-file.md) and [a heading](#no-such-heading).
 	EOF
-	out=$(DOCS_ROOT=$dir bash "$0" 2>&1)
+	out=$(TESTS=docs:links,flags DOCS_ROOT=$dir bash "$0" 2>&1)
 	status=$?
 	[[ $status != 0 ]]
-	ok $? "docs/self-check: a doc naming a missing flag fails the test"
+	ok $? "a doc naming a missing flag fails the test"
 	grep -q 'compare has no --no-such-flag' <<<"$out"
-	ok $? "docs/self-check: run.sh compare --no-such-flag is reported"
+	ok $? "run.sh compare --no-such-flag is reported"
 	grep -q 'bench has no --no-such-bench-flag' <<<"$out"
-	ok $? "docs/self-check: bench --no-such-bench-flag in a code span is reported"
+	ok $? "bench --no-such-bench-flag in a code span is reported"
 	grep -q 'judge has no --no-such-judge-flag' <<<"$out"
-	ok $? "docs/self-check: analysis/judge --no-such-judge-flag is reported"
+	ok $? "analysis/judge --no-such-judge-flag is reported"
 	grep -qE -- '--(repeat|threads|sqpoll|markdown)' <<<"$out"
-	ok $(($? == 0)) "docs/self-check: real flags and a server's own flags are not reported"
+	ok $(($? == 0)) "real flags and a server's own flags are not reported"
 	grep -q 'no-such-file.md: no such file' <<<"$out" &&
 		grep -q "no heading '#no-such-heading'" <<<"$out"
-	ok $? "docs/self-check: a link to a missing file or heading is reported"
+	ok $? "a link to a missing file or heading is reported"
 	((_tap_failed == 0)) || diag "$out"
 }
 
-helps
-for f in "${files[@]}"; do
-	check_links "$f"
-	check_flags "$f"
-done
-[[ -n ${DOCS_ROOT:-} ]] || check_layout
-[[ -n ${DOCS_ROOT:-} ]] || self_check
+# ---- the test files -----------------------------------------------------------
+
+# case_header FILE: what FILE lacks of a test file's start (tests/lib.sh,
+# "cases by name"), one a line, nothing when it has it all: an ALL_TESTS=
+# line, then a call of select_cases, before any root_or_bail_out.
+# Comments do not count.
+case_header() {
+	awk '
+		/^[ \t]*#/ { next }
+		/^ALL_TESTS=/ && !all { all = NR }
+		/^select_cases([ \t]|$)/ && !sel { sel = NR }
+		/(^|[^A-Za-z0-9_])root_or_bail_out([^A-Za-z0-9_]|$)/ && !root { root = NR }
+		END {
+			if (!all) print "no ALL_TESTS= line"
+			if (!sel) print "no select_cases call (at the start of a line)"
+			else if (all && sel < all) print "select_cases (line " sel ") before ALL_TESTS= (line " all ")"
+			if (root && (!sel || root < sel)) print "root_or_bail_out (line " root ") before select_cases"
+		}' "$1"
+}
+
+# Every tests/*.t declares its cases and picks them before it checks for
+# root: else TESTS=FILE:CASE cannot run one (prove.sh refuses it) or
+# --list needs root.
+test_tests_declare_cases() {
+	local t why w
+	for t in "$ECHOLAB_ROOT"/tests/*.t; do
+		why=$(case_header "$t")
+		[[ -z $why ]]
+		ok $? "tests/${t##*/}"
+		[[ -z $why ]] || while read -r w; do diag "tests/${t##*/}: $w"; done <<<"$why"
+	done
+}
+
+run_tests
 plan_at_end
