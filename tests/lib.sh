@@ -168,7 +168,9 @@ skip_relayed() {
 _skip_line() {
 	_tap_n=$((_tap_n + 1))
 	_tap_skipped=$((_tap_skipped + 1))
-	echo "ok $_tap_n - $1 # SKIP $2"
+	local name=$1
+	[[ -z $_case || $name == "$_case: "* || $name == "$_case/"* ]] || name="$_case: $name"
+	echo "ok $_tap_n - $name # SKIP $2"
 }
 
 # A skip for a reason that is not a platform fact: a failure under CI.
@@ -400,22 +402,23 @@ port_free() {
 	[[ -z $items ]]
 }
 
-# Runs a command with a time bound; status 124 when it had to be killed.
+# echoes PORT: one echo round trip on PORT succeeds (for wait_until).
+echoes() { "$BENCH" -p "$1" -t 1 -r 1 -T 500 -q -o /dev/null >/dev/null 2>&1; }
+
 # spare_start LOG BINARY ARGS...: a server run by hand on the spare port,
 # its stderr in LOG, its pid in SPARE_PID; ready once it echoes (5 s).
 spare_start() {
-	local log=$1 bin=$2 i
+	local log=$1 bin=$2
 	shift 2
 	"$bin" -p "$SPARE_PORT" "$@" 2>"$log" &
 	SPARE_PID=$!
-	for ((i = 0; i < 50; i++)); do
-		"$BENCH" -p "$SPARE_PORT" -t 1 -r 1 -T 500 -q -o /dev/null >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
+	wait_until 5 echoes "$SPARE_PORT" && return 0
 	diag "$bin $* did not answer within 5 s: $(cat "$log")"
 	return 1
 }
 
+# bounded SECONDS CMD...: CMD with a time bound; status 124 when it had to
+# be killed.
 bounded() { timeout -k 5 "$@"; }	# -k: busybox (the guest) knows it too
 
 # ---- shared by the tests that start servers -------------------------------
@@ -425,12 +428,9 @@ bounded() { timeout -k 5 "$@"; }	# -k: busybox (the guest) knows it too
 # process that ignores SIGTERM fails its case (status 137) instead of
 # hanging the file in wait.
 stop_bounded() {
-	local pid=$1 i
+	local pid=$1
 	kill -TERM "$pid" 2>/dev/null
-	for ((i = 0; i < ${2:-10} * 10; i++)); do
-		kill -0 "$pid" 2>/dev/null || break	# bash reaps its children
-		sleep 0.1
-	done
+	wait_until "${2:-10}" pid_gone "$pid"	# bash reaps its children
 	if kill -0 "$pid" 2>/dev/null; then
 		diag "pid $pid still there ${2:-10} s after SIGTERM: SIGKILL"
 		kill -KILL "$pid" 2>/dev/null
@@ -467,13 +467,22 @@ tcp_estab_resets() {
 		$1 == "Tcp:" && c { print $c }' /proc/net/snmp
 }
 
+# _reset_seen: for reset_ok, through wait_until (bash's dynamic scope: it
+# reads reset_ok's before and cport, and sets its n and left): both ends
+# counted reset and the server's socket gone.
+_reset_seen() {
+	n=$(($(tcp_estab_resets) - before))
+	left=$(connections "$PORT" "$cport") || left=unread
+	((n >= 2)) && [[ -z $left ]]
+}
+
 # reset_ok NAME [PREFIX...]: a client resets with 1 MiB in flight (probe
 # reset, run through PREFIX: run.sh client for the bypass), and the proof
 # that the reset reached the server: the kernel counted two ESTABLISHED
 # connections reset (the probe's end and the server's; a FIN instead would
 # count one) and ss shows no socket of the server's end left. Two cases.
 reset_ok() {
-	local name=$1 out rc before cport n=0 left=unread i
+	local name=$1 out rc before cport n=0 left=unread
 	shift
 	before=$(tcp_estab_resets)
 	out=$(bounded 60 "$@" "$PROBE" reset "$PORT" 1048576 2>&1)
@@ -481,12 +490,7 @@ reset_ok() {
 	ok $rc "$name: the client resets with 1 MiB in flight"
 	((rc == 0)) || diag "$out"
 	cport=$(sed -n 's/^reset from port \([0-9]*\) .*/\1/p' <<<"$out")
-	for ((i = 0; i < 50 && rc == 0; i++)); do
-		n=$(($(tcp_estab_resets) - before))
-		left=$(connections "$PORT" "$cport") || left=unread
-		((n >= 2)) && [[ -z $left ]] && break
-		sleep 0.1
-	done
+	((rc != 0)) || wait_until 5 _reset_seen
 	[[ -n $cport ]] && ((n >= 2)) && [[ -z $left ]]
 	ok $? "$name: the server's end was reset"
 	diag "$name: EstabResets +$n; port ${cport:-?}'s peer socket: ${left:-gone}"
