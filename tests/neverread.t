@@ -22,16 +22,25 @@
 #
 # The figures of each variant are on a '# neverread:' line: the faults
 # table of results/README.md has them (docs/faults.md).
+#
+# Its cases are the declared variants, the bypass's included
+# (variant_cases all_variants; --list prints them): user, user-w2, uring,
+# user-bypass, ebpf, kecho-unbound, kecho-bound, kecho-kthread, and kecho
+# for kecho's three. Each checks all of the above on its variant, from its
+# own start to its own stop.
+#
 # ONLY_SERVERS="NAME..." limits it to those servers or variants (the
 # guest's run).
 # shellcheck disable=SC2317 # the functions run through each_variant
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
+ALL_TESTS=$(variant_cases all_variants)
+select_cases "$@"
 root_or_bail_out
 
 trap stop_all EXIT
-NEVERREAD=$ROOT/tests/build/neverread
+NEVERREAD=$ECHOLAB_ROOT/tests/build/neverread
 SECONDS_SENDING=10
 # The bound: what TCP's buffers allow one connection, both ends, with
 # room: measured 4-13 MB natively (docs/faults.md). A server that queues
@@ -51,17 +60,13 @@ fi
 # background ($pid), until its figures are out: sent, drop, stopped, and
 # the kernel's memory before and then (mem0, mem1), out (its output).
 send_unread() {
-	local i tmp
+	local tmp
 	mem0=$(memory_of "")
 	tmp=$(mktemp)
 	# Holds its connection 10 s after sending: the good client runs then.
 	bounded 60 "${prefix[@]}" "$NEVERREAD" "$PORT" "$SECONDS_SENDING" "$CAP" 10 >"$tmp" 2>&1 &
 	pid=$!
-	for ((i = 0; i < (SECONDS_SENDING + 20) * 10; i++)); do
-		grep -q '^neverread ' "$tmp" && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_until $((SECONDS_SENDING + 20)) reported "$tmp" "$pid"
 	mem1=$(memory_of "")
 	out=$(cat "$tmp")
 	rm -f "$tmp"
@@ -69,6 +74,10 @@ send_unread() {
 	drop=$(field "$out" memavail_drop_kb)
 	stopped=$(field "$out" stopped)
 }
+
+# reported FILE PID: the client's figures are in FILE, or the client
+# (PID) has gone without them (for wait_until).
+reported() { grep -q '^neverread ' "$1" || pid_gone "$2"; }
 
 # neverread LABEL SERVER [START-OPTIONS...]
 neverread() {
