@@ -11,19 +11,35 @@
 #
 # Runs natively (tests/sockmap.t) and in the qemu guest
 # (tests/vm-sockmap.t, one run per guest kernel). Needs root. TAP.
+#
+# Cases (TESTS=sockmap.sh:CASE,... picks some; sockmap.t and vm-sockmap.t
+# pass theirs on so), each a behaviour of the file, detected:
+#   preaccept-verdict    data sent before accept: echoed by the verdict, or
+#                        left for the server's recv()
+#   fin-verdict          the verdict sees a zero-length skb per FIN, or none
+#   map-removal-warning  a socket deleted from the map: does recvmsg warn,
+#                        does the next message come back
+#   splice-receive       splice() from a socket behind the bypass
+#   bypass-fionread      FIONREAD behind the bypass
+#   bypass-poll          epoll and poll wake up behind the bypass
+#   bypass-flow-control  how much the bypass queues for a peer that never reads
+#   every-behaviour      each behaviour picked was detected (none went missing)
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
+ALL_TESTS="preaccept-verdict fin-verdict map-removal-warning splice-receive
+	bypass-fionread bypass-poll bypass-flow-control every-behaviour"
+select_cases "$@"
 
-EXPECT=$ROOT/tests/sockmap-kernels.txt
-INQ=$ROOT/tests/build/inq
-SOCKREDIR=$ROOT/sockredir/sockredir
+EXPECT=$ECHOLAB_ROOT/tests/sockmap-kernels.txt
+INQ=$ECHOLAB_ROOT/tests/build/inq
+SOCKREDIR=$ECHOLAB_ROOT/sockredir/sockredir
 KERNEL=$(uname -r)
 KV=$(cut -d. -f1,2 <<<"$KERNEL")
 BEHAVIOURS=(preaccept-verdict fin-verdict splice-receive bypass-fionread
 	bypass-poll bypass-flow-control map-removal-warning)
 JUDGED=()
-trap 'stop_all; [[ -z ${FD:-} ]] || exec {FD}>&-' EXIT
+trap 'stop_all; rm -f "${INQ_OUT:-}"; [[ -z ${FD:-} ]] || exec {FD}>&-' EXIT
 
 # expected BEHAVIOUR: this kernel's column of the behaviour's line.
 expected() {
@@ -40,7 +56,7 @@ judge() {
 	want=$(expected "$b")
 	JUDGED+=("$b")
 	echo "# found $b $KV $found"
-	name="sockmap/$b on $KV: as tests/sockmap-kernels.txt expects"
+	name="on $KV: as tests/sockmap-kernels.txt expects"
 	if ! grep -qE "^behaviour .* $KV( |\$)" "$EXPECT"; then
 		ok 1 "$name"
 		diag "$b: found '$found'; tests/sockmap-kernels.txt has no column for $KV: a kernel this suite has not met, add one (and ebpf-echo/README.md's table)"
@@ -60,6 +76,23 @@ kernel_warnings() { dmesg | grep -c 'recvmsg seq # bug' || true; }
 
 # ---- the ebpf server: before accept, FIN, leaving the map ------------------
 
+# ebpf_running: the ebpf server on $PORT, started by run.sh (a case of
+# its own: setup) if it is not running.
+ebpf_running() {
+	[[ $(state server) == ebpf && -z $(state fronts) ]] && default_running && return 0
+	"$RUN" stop >/dev/null 2>&1
+	"$RUN" ebpf >/dev/null 2>&1
+	ok $? "setup: run.sh ebpf"
+}
+
+# bypass_running: the user server behind the bypass, likewise.
+bypass_running() {
+	[[ $(state server) == user && $(state fronts) == bypass ]] && default_running && return 0
+	"$RUN" stop >/dev/null 2>&1
+	"$RUN" user --bypass >/dev/null 2>&1
+	ok $? "setup: run.sh user --bypass"
+}
+
 # connect_stopped PID BEHAVIOUR: the server stopped (SIGSTOP: it cannot
 # accept), a connection to it open on FD; on failure the server goes on
 # and the behaviour's case fails.
@@ -67,7 +100,7 @@ connect_stopped() {
 	kill -STOP "$1"
 	exec {FD}<>"/dev/tcp/127.0.0.1/$PORT" && return 0
 	kill -CONT "$1"
-	ok 1 "sockmap/$2: connect to the stopped server"
+	ok 1 "connect to the stopped server"
 	return 1
 }
 
@@ -75,10 +108,9 @@ connect_stopped() {
 # has no struct socket yet. A verdict that runs anyway echoes the bytes
 # (the kernel redirects them, the process is not needed); one that is
 # skipped leaves them in the receive queue until the server's recv().
-detect_preaccept() {
+test_preaccept_verdict() {
 	local pid found reply=""
-	"$RUN" ebpf >/dev/null 2>&1
-	ok $? "sockmap/setup: run.sh ebpf" || return 1
+	ebpf_running || return 1
 	pid=$(server_pid)
 	connect_stopped "$pid" preaccept-verdict || return 1
 	printf 'hello world' >&"$FD"
@@ -88,7 +120,7 @@ detect_preaccept() {
 	judge preaccept-verdict "$found"
 	if [[ $found == skipped ]]; then
 		read -r -t 5 -N 11 -u "$FD" reply
-		is "$reply" 'hello world' "sockmap/preaccept-verdict: the server's recv() after accept pushes them through (its workaround)"
+		is "$reply" 'hello world' "the server's recv() after accept pushes them through (its workaround)"
 	fi
 	exec {FD}>&-
 	FD=
@@ -96,12 +128,16 @@ detect_preaccept() {
 
 # FIN: the verdict sees one zero-length skb per cleanly closed
 # connection (fin_skbs), or none.
-detect_fin() {
+# fins_seen BEFORE N: run.sh status counts N more fin_skbs than BEFORE.
+fins_seen() { [[ $(grew "$1" "$("$RUN" status)" fin_skbs) == "$2" ]]; }
+
+test_fin_verdict() {
 	local before after fins out
+	ebpf_running || return 1
 	before=$("$RUN" status)
 	out=$(bounded 60 "$BENCH" -p "$PORT" -t 1 -r 10 -m 2 -q -o /dev/null)
-	is "$(field "$out" failed)" 0 "sockmap/fin-verdict: 10 connections echoed, failed=0"
-	sleep 0.5
+	is "$(field "$out" failed)" 0 "10 connections echoed, failed=0"
+	wait_until 0.5 fins_seen "$before" 10
 	after=$("$RUN" status)
 	fins=$(grew "$before" "$after" fin_skbs)
 	case $fins in
@@ -116,6 +152,7 @@ detect_fin() {
 # does the next message still come back (through userspace)?
 detect_map_removal() {
 	local pid id keys key warn0 warn1 found reply=""
+	ebpf_running || return 1
 	pid=$(server_pid)
 	warn0=$(kernel_warnings)
 	connect_stopped "$pid" map-removal-warning || return 1
@@ -123,15 +160,15 @@ detect_map_removal() {
 	sleep 0.3
 	kill -CONT "$pid"
 	read -r -t 5 -N 11 -u "$FD" reply
-	is "$reply" 'first bytes' "sockmap/map-removal-warning: pre-accept bytes echoed" || diag "reply '$reply'"
+	is "$reply" 'first bytes' "pre-accept bytes echoed" || diag "reply '$reply'"
 	id=$(bpf_maps "$pid" echo_socks | head -n 1)
 	keys=$(bpftool -j map dump id "$id" 2>/dev/null | grep -o '"key":\[[^]]*\]')
-	is "$(grep -c . <<<"$keys")" 1 "sockmap/map-removal-warning: one live connection in echo_socks" ||
+	is "$(grep -c . <<<"$keys")" 1 "one live connection in echo_socks" ||
 		diag "keys: $keys"
 	key=$(head -n 1 <<<"$keys" | grep -o '0x[0-9a-f]*' | tr '\n' ' ')
 	# shellcheck disable=SC2086 # the key: one word per byte
 	[[ -n $key ]] && bpftool map delete id "$id" key $key
-	ok $? "sockmap/map-removal-warning: its key deleted from echo_socks"
+	ok $? "its key deleted from echo_socks"
 	diag "map-removal-warning: key ${key:-(none)}"
 	printf 'after leave' >&"$FD"
 	reply=
@@ -149,10 +186,9 @@ detect_map_removal() {
 
 # ---- the bypass (sk_msg, no verdict program): splice, FIONREAD, poll -----
 
-detect_bypass() {
-	local out rc epoll poll fionread
-	"$RUN" user --bypass >/dev/null 2>&1
-	ok $? "sockmap/setup: run.sh user --bypass" || return 1
+test_splice_receive() {
+	local out rc
+	bypass_running || return 1
 	out=$(bounded 60 "$RUN" client "$PROBE" splice "$PORT" 4096 2>&1)
 	rc=$?
 	diag "probe splice: exit $rc: $out"
@@ -163,25 +199,41 @@ detect_bypass() {
 	else
 		judge splice-receive "wrong-bytes"
 	fi
+}
 
+# inq_out: tests/build/inq's line over the bypass (1000 bytes), checked.
+inq_out() {
+	local out
 	out=$(bounded 30 "$RUN" client "$INQ" "$PORT" 1000 2>&1)
-	ok $? "sockmap/bypass-fionread: inq got its 1000 bytes back exactly" || diag "$out"
+	ok $? "inq got its 1000 bytes back exactly" || diag "$out"
 	diag "inq: $out"
-	epoll=$(field "$out" epoll)
-	poll=$(field "$out" poll)
-	fionread=$(field "$out" fionread)
+	echo "$out" >"$INQ_OUT"
+}
+
+test_bypass_fionread() {
+	local fionread
+	bypass_running || return 1
+	inq_out
+	fionread=$(field "$(cat "$INQ_OUT")" fionread)
 	case $fionread in
 	1000) judge bypass-fionread counts ;;
 	0) judge bypass-fionread zero ;;
 	*) judge bypass-fionread "fionread-$fionread" ;;
 	esac
+}
+
+test_bypass_poll() {
+	local epoll poll
+	bypass_running || return 1
+	inq_out
+	epoll=$(field "$(cat "$INQ_OUT")" epoll)
+	poll=$(field "$(cat "$INQ_OUT")" poll)
 	case $epoll/$poll in
 	in/in) judge bypass-poll wakes ;;
 	timeout/in) judge bypass-poll no-wakeup ;;
 	in/no) judge bypass-poll wakes-not-readable ;;
 	*) judge bypass-poll "epoll-$epoll-poll-$poll" ;;
 	esac
-	"$RUN" stop >/dev/null 2>&1
 }
 
 # The bypass against a peer that never reads: TCP stops the sender at
@@ -189,26 +241,26 @@ detect_bypass() {
 # here). sockredir by hand on the spare port, so the peer can be a
 # listener that never accepts (as tests/bypass.t), with --flow-limit 0:
 # what the kernel does by itself, not sockredir's bound over it.
-detect_flow_control() {
+test_bypass_flow_control() {
 	local cg spare mute out accepted
+	"$RUN" stop >/dev/null 2>&1
 	cg=$(cgroup2_mount)/echolab-bypass-$SPARE_PORT
 	"$SOCKREDIR" -p "$SPARE_PORT" --flow-limit 0 >/dev/null 2>&1 &
 	spare=$!
 	PIDS+=("$spare")
-	for _ in $(seq 50); do [[ -d $cg ]] && break; sleep 0.1; done
-	[[ -d $cg ]]
-	ok $? "sockmap/setup: sockredir on port $SPARE_PORT made $cg" || return 1
+	wait_until 5 test -d "$cg"
+	ok $? "setup: sockredir on port $SPARE_PORT made $cg" || return 1
 	# shellcheck disable=SC2016 # expanded by that bash
 	bash -c 'echo $$ >"$1/cgroup.procs" && exec "${@:2}"' _ "$cg" "$PROBE" mute "$SPARE_PORT" 30 >/dev/null &
 	mute=$!
-	for _ in $(seq 50); do port_free "$SPARE_PORT" || break; sleep 0.1; done
+	wait_until 5 port_taken "$SPARE_PORT"
 	# shellcheck disable=SC2016
 	out=$(bounded 60 bash -c 'echo $$ >"$1/cgroup.procs" && exec "${@:2}"' _ "$cg" \
 		"$PROBE" fill "$SPARE_PORT" $((64 << 20)))
 	kill "$mute" 2>/dev/null
 	wait "$mute" 2>/dev/null
 	stop_bounded "$spare"
-	ok $? "sockmap/setup: sockredir on port $SPARE_PORT stops cleanly"
+	ok $? "setup: sockredir on port $SPARE_PORT stops cleanly"
 	diag "never-reading peer over the bypass: $out"
 	accepted=$(field "$out" accepted)
 	if [[ $accepted == $((64 << 20)) ]]; then
@@ -220,33 +272,45 @@ detect_flow_control() {
 	fi
 }
 
+# It provokes a WARN: where that panics, the machine would go down; on the
+# user's own kernel (not the guest's) it taints it, so there it runs only
+# when asked: SOCKMAP_WARN_OK=1 (how the 6.18 column was found).
+warn_not_provoked() { [[ ${ECHOLAB_WHERE:-} != vm && ${SOCKMAP_WARN_OK:-} != 1 ]]; }
+
+test_map_removal_warning() {
+	if fact panic-on-warn >/dev/null; then
+		skip "map-removal-warning: on $KV: as tests/sockmap-kernels.txt expects" panic-on-warn
+		JUDGED+=(map-removal-warning)
+	elif warn_not_provoked; then
+		diag "map-removal-warning: not provoked on this machine's own kernel (it WARNs and taints it); sudo SOCKMAP_WARN_OK=1 bash tests/sockmap.t does"
+	else
+		detect_map_removal
+	fi
+}
+
+# A detection that could not run is a failure, not a missing line: each
+# behaviour picked (but the warning where it is not provoked) was judged
+# by the cases before.
+test_every_behaviour() {
+	local b want=()
+	for b in "${BEHAVIOURS[@]}"; do
+		case_selected "$b" || continue
+		[[ $b == map-removal-warning ]] && ! fact panic-on-warn >/dev/null &&
+			warn_not_provoked && continue
+		want+=("$b")
+	done
+	is "$(printf '%s\n' "${JUDGED[@]}" | grep . | sort | tr '\n' ' ')" \
+		"$(printf '%s\n' "${want[@]}" | grep . | sort | tr '\n' ' ')" \
+		"every behaviour picked detected on $KV"
+	diag "sockmap: ${#want[@]} of 7 behaviours to detect on $KERNEL"
+}
+
 [[ -x $INQ && -x $PROBE && -x $SOCKREDIR ]] || {
 	echo "Bail out! build first: make all tests"
 	exit 1
 }
 diag "kernel $KERNEL: expectations from the $KV column of $EXPECT"
-if detect_preaccept; then
-	detect_fin
-	# It provokes a WARN: where that panics, the machine would go down;
-	# on the user's own kernel (not the guest's) it taints it, so there
-	# it runs only when asked: SOCKMAP_WARN_OK=1 (how the 6.18 column was
-	# found).
-	if fact panic-on-warn >/dev/null; then
-		skip "sockmap/map-removal-warning on $KV: as tests/sockmap-kernels.txt expects" panic-on-warn
-		JUDGED+=(map-removal-warning)
-	elif [[ ${ECHOLAB_WHERE:-} != vm && ${SOCKMAP_WARN_OK:-} != 1 ]]; then
-		diag "map-removal-warning: not provoked on this machine's own kernel (it WARNs and taints it); sudo SOCKMAP_WARN_OK=1 bash tests/sockmap.t does"
-		BEHAVIOURS=("${BEHAVIOURS[@]/map-removal-warning/}")
-	else
-		detect_map_removal
-	fi
-fi
+INQ_OUT=$(mktemp)
+run_tests
 "$RUN" stop >/dev/null 2>&1
-detect_bypass
-detect_flow_control
-# A detection that could not run is a failure, not a missing line.
-is "$(printf '%s\n' "${JUDGED[@]}" | sort | tr '\n' ' ')" \
-	"$(printf '%s\n' "${BEHAVIOURS[@]}" | grep . | sort | tr '\n' ' ')" \
-	"sockmap: every behaviour detected on $KV"
-diag "sockmap: $(printf '%s\n' "${BEHAVIOURS[@]}" | grep -c .) of 7 behaviours to detect on $KERNEL"
 plan_at_end
