@@ -8,11 +8,10 @@
 # (cmd/compare.sh, cmd/soak.sh), run from here with exec.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib/lifecycle.sh
-source "$ROOT/lib/lifecycle.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/lifecycle.sh"
 # shellcheck source=lib/guest.sh
-source "$ROOT/lib/guest.sh"
+source "$ECHOLAB_ROOT/lib/guest.sh"
 prog_name run.sh "./run.sh --help"
 
 usage() {
@@ -150,7 +149,7 @@ cmd_bench() {
 		# Without and with, same flags, one after the other, waiting
 		# out the first run's TIME_WAIT sockets: what compare does.
 		say "bench $server --bypass: $server without, then with the bypass (run.sh compare --bypass --repeat 1)"
-		ECHOLAB_PORT=$port exec "$ROOT/cmd/compare.sh" --bypass --repeat 1 ${OUT:+--out "$OUT"} "$@"
+		ECHOLAB_PORT=$port exec "$ECHOLAB_ROOT/cmd/compare.sh" --bypass --repeat 1 ${OUT:+--out "$OUT"} "$@"
 	fi
 	if [[ -n $cpus ]]; then
 		[[ -n $(other_cpus "$cpus") ]] || usage_error "--cpus $cpus leaves no CPU for bench"
@@ -159,7 +158,7 @@ cmd_bench() {
 	server_start "$server" "${START[@]}"
 	# Beside hand-run benches (bench's own default), where make plots
 	# draws the day's newest run of each server.
-	dir=${OUT:-${ECHOLAB_RUNS_DIR:-$ROOT/results/runs}/$(date +%Y%m%d)}
+	dir=${OUT:-${ECHOLAB_RUNS_DIR:-$ECHOLAB_ROOT/results/runs}/$(date +%Y%m%d)}
 	out=$dir/$server-$(date +%H%M%S).tsv
 	[[ -z $OUT ]] || out=$dir/$server-1.tsv
 	mkdir -p "$dir"
@@ -178,11 +177,11 @@ cmd_vm() {
 	local server=$1 dir rc=0
 	shift
 	need_root --vm
-	dir=$ROOT/results/runs/$(date +%Y%m%d-%H%M%S)-vm-$server
+	dir=$ECHOLAB_ROOT/results/runs/$(date +%Y%m%d-%H%M%S)-vm-$server
 	in_guest "$dir" "${VM_TIMEOUT:-1800}" ./run.sh bench "$server" --out /out "$@" || rc=$?
 	# bench user --bypass is a comparison: the guest has no gnuplot.
 	if [[ -e $dir/summary.md ]]; then
-		"$ROOT/cmd/plot.sh" "$dir" | sed 's/^/  /'
+		"$ECHOLAB_ROOT/cmd/plot.sh" "$dir" | sed 's/^/  /'
 		echo "results: $dir"
 	fi
 	return "$rc"
@@ -223,12 +222,12 @@ main() {
 		(($# == 0)) || usage_error "list takes no arguments"
 		cmd_list
 		;;
-	compare) exec "$ROOT/cmd/compare.sh" "$@" ;;
-	soak) exec "$ROOT/cmd/soak.sh" "$@" ;;
+	compare) exec "$ECHOLAB_ROOT/cmd/compare.sh" "$@" ;;
+	soak) exec "$ECHOLAB_ROOT/cmd/soak.sh" "$@" ;;
 	--vm)
 		server=${1:-}
 		shift || true
-		[[ $server != compare ]] || exec "$ROOT/cmd/compare.sh" --vm "$@"
+		[[ $server != compare ]] || exec "$ECHOLAB_ROOT/cmd/compare.sh" --vm "$@"
 		is_server "$server" || usage_error "--vm: name a server (${SERVERS[*]}) or compare"
 		cmd_vm "$server" "$@"
 		;;

@@ -16,8 +16,7 @@ set -euo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 prog_name agreement.sh
-ROOT=$ECHOLAB_ROOT
-JUDGE=$ROOT/analysis/judge
+JUDGE=$ECHOLAB_ROOT/analysis/judge
 
 usage() { sed -n '/^# agreement.sh/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"; }
 
@@ -40,7 +39,7 @@ while (($#)); do
 	esac
 done
 ((${#DIRS[@]} >= 2)) || usage_error "give two or more comparison directories (see --help)"
-[[ -x $JUDGE ]] || make -C "$ROOT" --no-print-directory analysis >/dev/null
+[[ -x $JUDGE ]] || make -C "$ECHOLAB_ROOT" --no-print-directory analysis >/dev/null
 
 # judge_dirs DIR...: judge's lines for the DIRs' runs together, user the
 # baseline when it is there.

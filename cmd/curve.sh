@@ -28,8 +28,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/registry.sh"
 # shellcheck source=lib/plots.sh
 source "$ECHOLAB_ROOT/lib/plots.sh"
 prog_name curve.sh
-ROOT=$ECHOLAB_ROOT
-SUMMARIZE=$ROOT/analysis/summarize
+SUMMARIZE=$ECHOLAB_ROOT/analysis/summarize
 BOUND=1000
 CLIENT_LIMIT=0.90
 NO_PLOT=0

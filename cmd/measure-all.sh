@@ -31,13 +31,12 @@ set -euo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 prog_name measure-all.sh
-ROOT=$ECHOLAB_ROOT
 
 usage() { sed -n '/^# measure-all.sh/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"; }
 
 ALL_STEPS="busy-1 busy-2 busy-3 pingpong-1 pingpong-2 pingpong-3 connect-1
 connect-2 connect-3 busy-loopback ebpf-flow-busy ebpf-flow-pingpong vm-busy percall"
-INTO=$ROOT/results
+INTO=$ECHOLAB_ROOT/results
 DATE=$(date -u +%Y%m%d)
 REPEAT=()
 STEPS=()
@@ -94,14 +93,14 @@ for step in "${STEPS[@]}"; do
 	echo "== $(date -u +%H:%M:%S) $step -> $out"
 	if [[ $step == percall ]]; then
 		mkdir -p "$out"
-		"$ROOT/ftrace/percall.sh" --out "$out" -- -t 50 -d 5
+		"$ECHOLAB_ROOT/ftrace/percall.sh" --out "$out" -- -t 50 -d 5
 		continue
 	fi
 	# shellcheck disable=SC2046 # compare_args: several words
-	"$ROOT/run.sh" compare $(compare_args "$step") "${REPEAT[@]}" --out "$out"
-	"$ROOT/cmd/thin.sh" "$(thin_factor "$step" "$out")" "$out"
-	"$ROOT/run.sh" compare --summarize "$out"
-	"$ROOT/cmd/plot.sh" "$out"
+	"$ECHOLAB_ROOT/run.sh" compare $(compare_args "$step") "${REPEAT[@]}" --out "$out"
+	"$ECHOLAB_ROOT/cmd/thin.sh" "$(thin_factor "$step" "$out")" "$out"
+	"$ECHOLAB_ROOT/run.sh" compare --summarize "$out"
+	"$ECHOLAB_ROOT/cmd/plot.sh" "$out"
 	rm -f "$out"/scatter-*.png	# a plot per server of every kept row: redrawn on demand
 done
 echo "== $(date -u +%H:%M:%S) done: ${STEPS[*]}"
@@ -110,5 +109,5 @@ for w in busy pingpong connect; do
 	set -- "$INTO/$DATE-$w"-[0-9]
 	[[ -d $1 && -d ${2:-} ]] || continue
 	echo "== agreement of $w's $# compares (cmd/agreement.sh):"
-	"$ROOT/cmd/agreement.sh" "$@"
+	"$ECHOLAB_ROOT/cmd/agreement.sh" "$@"
 done

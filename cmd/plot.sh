@@ -33,10 +33,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/registry.sh"
 # shellcheck source=lib/plots.sh
 source "$ECHOLAB_ROOT/lib/plots.sh"
 prog_name plot.sh
-ROOT=$ECHOLAB_ROOT
-SUMMARIZE=$ROOT/analysis/summarize
-JUDGE=$ROOT/analysis/judge
-RUNS=${ECHOLAB_RUNS_DIR:-$ROOT/results/runs}
+SUMMARIZE=$ECHOLAB_ROOT/analysis/summarize
+JUDGE=$ECHOLAB_ROOT/analysis/judge
+RUNS=${ECHOLAB_RUNS_DIR:-$ECHOLAB_ROOT/results/runs}
 METRIC=${METRIC:-auto}
 
 # The header lines only: raw files hold millions of samples below them.
@@ -56,8 +55,8 @@ colour() {
 
 newest_dir() {
 	local d newest=
-	for d in "$ROOT"/results/*/ "$RUNS"/*/; do
-		[[ -d $d && $d != "$ROOT/results/runs/" ]] || continue
+	for d in "$ECHOLAB_ROOT"/results/*/ "$RUNS"/*/; do
+		[[ -d $d && $d != "$ECHOLAB_ROOT/results/runs/" ]] || continue
 		[[ -n $(raw_files "${d%/}") ]] || continue
 		[[ -z $newest || $d -nt $newest ]] && newest=$d
 	done
@@ -157,8 +156,8 @@ main() {
 	command -v gnuplot >/dev/null ||
 		die "gnuplot not found: install gnuplot-nox (sudo make deps)"
 	[[ -x $SUMMARIZE ]] || die "analysis/summarize is not built: run 'make analysis'"
-	if [[ -n $dir && ! -d $dir && -d $ROOT/results/$dir ]]; then
-		dir=$ROOT/results/$dir	# a name under results/
+	if [[ -n $dir && ! -d $dir && -d $ECHOLAB_ROOT/results/$dir ]]; then
+		dir=$ECHOLAB_ROOT/results/$dir	# a name under results/
 	fi
 	[[ -n $dir ]] || dir=$(newest_dir)
 	[[ -n $dir ]] || die "no results yet: run 'sudo ./run.sh compare' or 'sudo ./run.sh bench user'"
@@ -254,7 +253,7 @@ main() {
 	! plot_cpu "$dir" || n=$((n + 1))
 	# compare --curve: latency against load (cmd/curve.sh).
 	if [[ -f $dir/meta.txt ]] && grep -q '^curve=' "$dir/meta.txt"; then
-		"$ROOT/cmd/curve.sh" --bound "$(sed -n 's/^curve=bound=//p' "$dir/meta.txt")" "$dir" >/dev/null &&
+		"$ECHOLAB_ROOT/cmd/curve.sh" --bound "$(sed -n 's/^curve=bound=//p' "$dir/meta.txt")" "$dir" >/dev/null &&
 			n=$((n + 1))
 	fi
 	echo "plots: $n PNG files in $dir ($metric: $what)"

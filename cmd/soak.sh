@@ -12,7 +12,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/lifecycle.sh"
 # shellcheck source=lib/guest.sh
 source "$ECHOLAB_ROOT/lib/guest.sh"
 prog_name soak "./run.sh soak --help"
-ROOT=$ECHOLAB_ROOT
 WHERE=${ECHOLAB_WHERE:-native}
 PORT=$DEFAULT_PORT
 
@@ -234,8 +233,8 @@ main() {
 	local guest=()
 	soak_parse_args "$@"
 	need_root soak
-	[[ -x $BENCH ]] || make -C "$ROOT" --no-print-directory bench >/dev/null
-	SOAK_OUT=${SOAK_OUT:-$ROOT/results/$(date +%Y%m%d-%H%M%S)-soak-$( ((SOAK_VM)) && echo vm || echo "$WHERE")}
+	[[ -x $BENCH ]] || make -C "$ECHOLAB_ROOT" --no-print-directory bench >/dev/null
+	SOAK_OUT=${SOAK_OUT:-$ECHOLAB_ROOT/results/$(date +%Y%m%d-%H%M%S)-soak-$( ((SOAK_VM)) && echo vm || echo "$WHERE")}
 	mkdir -p "$SOAK_OUT"
 	[[ -s $SOAK_OUT/soak.tsv ]] || tr ' ' '\t' <<<"$SOAK_COLUMNS" >"$SOAK_OUT/soak.tsv"
 	# The tests' leftover TIME_WAIT sockets are no reason to wait here:

@@ -75,7 +75,7 @@ record_compare() {
 	CPUS=$(parse_cpus auto)
 	[[ -n $CPUS ]] || die "profile.sh needs 2 CPUs or more: one for the server, one for bench"
 	# shellcheck disable=SC2086 # LOAD: bench's arguments, split
-	"$ROOT/run.sh" compare --servers "$s" --repeat 1 $LOAD -d $((SECONDS_SAMPLED + 10)) \
+	"$ECHOLAB_ROOT/run.sh" compare --servers "$s" --repeat 1 $LOAD -d $((SECONDS_SAMPLED + 10)) \
 		--warmup 1 --out "$run" >"$tmp/$s.log" 2>&1 &
 	CPID=$!
 	# The measured run's raw file appears when its bench starts (the
@@ -148,7 +148,7 @@ analyse() {
 	"$PERF" report -i "$DATA" --children --sort sym --stdio -g none 2>/dev/null | grep '%' >"$out/$s-profile.txt"
 	"$PERF" report -i "$DATA" --no-children --sort comm --stdio -g none 2>/dev/null | grep '%' >"$tmp/$s.comm"
 	"$PERF" script -i "$DATA" -F comm,ip,sym,dso 2>/dev/null |
-		awk -v server="$bin" -f "$ROOT/ftrace/kinds.awk" >"$tmp/$s.kinds"
+		awk -v server="$bin" -f "$ECHOLAB_ROOT/ftrace/kinds.awk" >"$tmp/$s.kinds"
 	flame "$s"
 	# kinds: shares of the busy samples (sum 100%); us per echo from the
 	# share of all samples: share x CPUs x 1e6 / echoes a second

@@ -15,7 +15,6 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lifecycle.sh"
 # shellcheck source=lib/guest.sh
 source "$ECHOLAB_ROOT/lib/guest.sh"
-ROOT=$ECHOLAB_ROOT
 T=/sys/kernel/tracing
 FUNCLAT=$ECHOLAB_ROOT/ftrace/funclat
 
@@ -200,10 +199,10 @@ rerun_in_guest() {
 results_dir() {
 	local d
 	# shellcheck disable=SC2010,SC2012 # names are ours: DATE-PLACE
-	d=$(ls -dt "$ROOT"/results/*/ 2>/dev/null | grep -v '/runs/$' | sed -n 1p)
+	d=$(ls -dt "$ECHOLAB_ROOT"/results/*/ 2>/dev/null | grep -v '/runs/$' | sed -n 1p)
 	d=${d%/}
 	if [[ -z $d ]]; then
-		d=$ROOT/results/$(date +%Y%m%d)-ftrace
+		d=$ECHOLAB_ROOT/results/$(date +%Y%m%d)-ftrace
 		mkdir -p "$d"
 	fi
 	echo "$d"
