@@ -4,31 +4,55 @@
 # kecho's in the guest where modules do not load): no run fails and
 # nothing the server holds grows. Then the verdict itself, on doctored
 # copies of the record: each kind of growth is caught.
+#
+#   soak     run.sh soak --runs 3 exits 0 and names its directory; every
+#            variant (the bypass's included) has its runs, none failed,
+#            nothing grew
+#   verdict  run.sh soak --verdict on copies of that record whose last
+#            user row grew (fds, RSS, slab, connections) or failed: exit 1,
+#            and user's row names what
+#   usage    --runs 0 and an unknown variant: usage errors that say why
+#
+# verdict judges the record soak made (soak_record): run alone, it makes
+# one first.
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
+ALL_TESTS="soak verdict usage"
+select_cases "$@"
 root_or_bail_out
 
 TMP=$(mktemp -d)
 trap 'stop_all; rm -rf "$TMP"' EXIT
 RUNS=3
 
-out=$("$RUN" soak --runs "$RUNS" --out "$TMP/soak" 2>&1)
-rc=$?
-ok "$rc" "soak: run.sh soak --runs $RUNS exits 0"
-((rc == 0)) || diag "$(tail -n 30 <<<"$out")"
-is "$(tail -n1 <<<"$out")" "results: $TMP/soak" "soak: the last line names the directory"
+# soak_record: run.sh soak --runs $RUNS into $TMP/soak, once; its output
+# in $TMP/soak.out, its exit status in $TMP/soak.rc.
+soak_record() {
+	[[ -e $TMP/soak.rc ]] && return 0
+	"$RUN" soak --runs "$RUNS" --out "$TMP/soak" >"$TMP/soak.out" 2>&1
+	echo $? >"$TMP/soak.rc"
+}
 
-# Every variant, here or in the guest, with its runs and its verdict.
-while read -r label _; do
-	row=$(grep "^| $label |" "$TMP/soak/summary.md")
-	is "$(awk -F' [|] ' '{ print $3, $4, $NF }' <<<"$row")" "$RUNS 0 ok |" \
-		"soak/$label: $RUNS runs, 0 failed, nothing grew"
-	is "$(awk -F'\t' -v l="$label" '$1 == l && $5 == 0 && $4 == 10000' "$TMP/soak/soak.tsv" | wc -l)" "$RUNS" \
-		"soak/$label: soak.tsv has $RUNS rows of 10000 samples, 0 failed"
-done < <(all_variants)
+test_soak() {
+	local out rc label row
+	soak_record
+	out=$(cat "$TMP/soak.out")
+	rc=$(cat "$TMP/soak.rc")
+	ok "$rc" "run.sh soak --runs $RUNS exits 0"
+	((rc == 0)) || diag "$(tail -n 30 <<<"$out")"
+	is "$(tail -n1 <<<"$out")" "results: $TMP/soak" "the last line names the directory"
 
-# The verdict, on copies whose last row of one variant says it grew.
+	# Every variant, here or in the guest, with its runs and its verdict.
+	while read -r label _; do
+		row=$(grep "^| $label |" "$TMP/soak/summary.md")
+		is "$(awk -F' [|] ' '{ print $3, $4, $NF }' <<<"$row")" "$RUNS 0 ok |" \
+			"soak/$label: $RUNS runs, 0 failed, nothing grew"
+		is "$(awk -F'\t' -v l="$label" '$1 == l && $5 == 0 && $4 == 10000' "$TMP/soak/soak.tsv" | wc -l)" "$RUNS" \
+			"soak/$label: soak.tsv has $RUNS rows of 10000 samples, 0 failed"
+	done < <(all_variants)
+}
+
 # doctored COLUMN HOW: a copy of the record with the last user row changed.
 doctored() {
 	local d=$TMP/$1
@@ -39,20 +63,30 @@ doctored() {
 		{ print }' runs="$RUNS" "$TMP/soak/soak.tsv" >"$d/soak.tsv"
 	echo "$d"
 }
-for check in "fds +1 fds" "rss_kb x1.2 RSS" "slab_kb x1.2 slab" "sockets +1 connections" "failed +1 failed"; do
-	read -r column how word <<<"$check"
-	d=$(doctored "$column" "$how")
-	out=$("$RUN" soak --verdict "$d" 2>&1)
-	rc=$?
-	is "$rc/$(grep -c "^| user | .*grew or failed:.*\\b$word\\b" "$d/summary.md")" 1/1 \
-		"soak --verdict: $column $how in user's last run: exit 1, user's row says '$word'"
-done
 
-out=$("$RUN" soak --runs 0 2>&1)
-is "$?" 2 "soak --runs 0: usage error (exit 2)"
-like "$out" "--runs needs a positive number" "soak --runs 0: says why"
-out=$("$RUN" soak nosuch 2>&1)
-is "$?" 2 "soak nosuch: usage error (exit 2)"
-like "$out" "unknown variant 'nosuch'" "soak nosuch: names it"
+# The verdict, on copies whose last row of one variant says it grew.
+test_verdict() {
+	local check column how word d rc
+	soak_record
+	for check in "fds +1 fds" "rss_kb x1.2 RSS" "slab_kb x1.2 slab" "sockets +1 connections" "failed +1 failed"; do
+		read -r column how word <<<"$check"
+		d=$(doctored "$column" "$how")
+		"$RUN" soak --verdict "$d" >/dev/null 2>&1
+		rc=$?
+		is "$rc/$(grep -c "^| user | .*grew or failed:.*\\b$word\\b" "$d/summary.md")" 1/1 \
+			"$column $how in user's last run: exit 1, user's row says '$word'"
+	done
+}
 
+test_usage() {
+	local out
+	out=$("$RUN" soak --runs 0 2>&1)
+	is "$?" 2 "run.sh soak --runs 0: exit 2 (a usage error)"
+	like "$out" "--runs needs a positive number" "run.sh soak --runs 0: says why"
+	out=$("$RUN" soak nosuch 2>&1)
+	is "$?" 2 "run.sh soak nosuch: exit 2 (a usage error)"
+	like "$out" "unknown variant 'nosuch'" "run.sh soak nosuch: names it"
+}
+
+run_tests
 plan_at_end
