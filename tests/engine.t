@@ -4,10 +4,26 @@
 # or open loop; the open loop holds its rate, shows a stalled server in
 # full, and draws Poisson arrivals (a goodness-of-fit test, which uniform
 # arrivals must fail); every echo is checked, a failing server is counted,
-# and the raw file says what ran.
+# and the raw file says what ran. Cases:
+#   closed             -c 200 on one user server: every connection kept and
+#                      named in the thread column, the file says what ran
+#   1MiB-messages      1 MiB echoes on 4 connections, whole and exact
+#   rate               -c 1000 -R 50000: the rate achieved within 2%
+#   poisson            the gaps of -R 2000 pass Kolmogorov-Smirnov against
+#                      the exponential at 1%
+#   uniform            --arrivals uniform: its gaps fail that test
+#   seed               one seed, one schedule; another seed, another
+#   stall              a 310 ms SIGSTOP shows in the open loop's p99.9
+#   killed             a server killed mid-run: failures, exit 1, in bound
+#   nothing-listening  no server: exit 1, the samples say refused
+# The cases that need a server start a user server when none runs (the
+# result 'user started', in the case that started it) and share it.
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
+ALL_TESTS="closed 1MiB-messages rate poisson uniform seed stall killed
+	nothing-listening"
+select_cases "$@"
 root_or_bail_out
 
 runs=$(mktemp -d)
@@ -54,80 +70,112 @@ ks_exponential() {
 			}'
 }
 
-plan 28
-
-"$RUN" user >/dev/null
-ok $? "setup: user started"
+# user_running: a user server on $PORT, started by run.sh if none is, and
+# then told.
+user_running() {
+	[[ $(state server) == user ]] && default_running && return 0
+	"$RUN" user >/dev/null
+	ok $? "user started"
+}
 
 # ---- closed loop ------------------------------------------------------------------
 
-raw=$runs/closed.tsv
-out=$(bounded 30 "$BENCH" -p "$PORT" -c 200 -d 2 -q -o "$raw")
-ok $? "closed/-c 200 -d 2: exit 0"
-is "$(field "$out" failed)" 0 "closed: failed=0"
-(($(field "$out" ok) > 1000))
-ok $? "closed: over 1000 echoes in 2 s"
-diag "closed: $(field "$out" ok) echoes, $(field "$out" rps) req/s, client CPU $(field "$out" client_cpu_us_per_echo) us per echo"
-is "$(column "$raw" thread | sort -un | awk 'NR == 1 { lo = $1 } { hi = $1; n++ } END { print n, lo, hi }')" "200 0 199" \
-	"closed: the thread column holds the connection: all 200, 0..199"
-is "$(column "$raw" lag_us | sort -u)" "-" "closed: no lag in a closed loop"
-is "$(sed -n 's/^# engine=//p; s/^# connections=//p' "$raw" | tr '\n' ' ')" "event 200 " \
-	"closed: the raw file says engine=event, connections=200"
-# run.sh gives the server the first half of the CPUs, rounded up: bench
-# takes the rest, a thread on each.
-cpus=$(($(nproc) / 2))
-is "$(sed -n 's/^# threads=//p' "$raw")" "$((cpus > 0 ? cpus : 1))" \
-	"closed: a load thread for each CPU bench may use ($((cpus > 0 ? cpus : 1)))"
-# Each connection's rounds stay 0: a connection is kept for the whole run.
-is "$(column "$raw" round | sort -u)" 0 "closed: every connection kept for the run (round 0)"
+test_closed() {
+	local raw out cpus
+	user_running
+	raw=$runs/closed.tsv
+	out=$(bounded 30 "$BENCH" -p "$PORT" -c 200 -d 2 -q -o "$raw")
+	ok $? "closed/-c 200 -d 2: exit 0"
+	is "$(field "$out" failed)" 0 "failed=0"
+	(($(field "$out" ok) > 1000))
+	ok $? "over 1000 echoes in 2 s"
+	diag "closed: $(field "$out" ok) echoes, $(field "$out" rps) req/s, client CPU $(field "$out" client_cpu_us_per_echo) us per echo"
+	is "$(column "$raw" thread | sort -un | awk 'NR == 1 { lo = $1 } { hi = $1; n++ } END { print n, lo, hi }')" "200 0 199" \
+		"the thread column holds the connection: all 200, 0..199"
+	is "$(column "$raw" lag_us | sort -u)" "-" "no lag in a closed loop"
+	is "$(sed -n 's/^# engine=//p; s/^# connections=//p' "$raw" | tr '\n' ' ')" "event 200 " \
+		"the raw file says engine=event, connections=200"
+	# run.sh gives the server the first half of the CPUs, rounded up: bench
+	# takes the rest, a thread on each.
+	cpus=$(($(nproc) / 2))
+	is "$(sed -n 's/^# threads=//p' "$raw")" "$((cpus > 0 ? cpus : 1))" \
+		"a load thread for each CPU bench may use ($((cpus > 0 ? cpus : 1)))"
+	# Each connection's rounds stay 0: a connection is kept for the whole run.
+	is "$(column "$raw" round | sort -u)" 0 "every connection kept for the run (round 0)"
+}
 
 # Messages larger than the socket buffers: sent and echoed in step.
-out=$(bounded 60 "$BENCH" -p "$PORT" -c 4 -d 1 -s 1048576 -q -o "$runs/big.tsv")
-ok $? "closed/1 MiB messages on 4 connections: exit 0"
-(($(field "$out" ok) >= 4 && $(field "$out" failed) == 0))
-ok $? "closed/1 MiB: every echo whole and exact"
-diag "closed/1 MiB: $(field "$out" ok) echoes"
+test_1MiB_messages() {
+	local out
+	user_running
+	out=$(bounded 60 "$BENCH" -p "$PORT" -c 4 -d 1 -s 1048576 -q -o "$runs/big.tsv")
+	ok $? "1 MiB messages on 4 connections: exit 0"
+	(($(field "$out" ok) >= 4 && $(field "$out" failed) == 0))
+	ok $? "every echo whole and exact"
+	diag "1MiB-messages: $(field "$out" ok) echoes"
+}
 
 # ---- open loop: the rate held ---------------------------------------------------------
 
-raw=$runs/rate.tsv
-out=$(bounded 60 "$BENCH" -p "$PORT" -c 1000 -R 50000 -d 3 --warmup 1 -q -o "$raw")
-ok $? "rate/-c 1000 -R 50000: exit 0"
-is "$(field "$out" failed)" 0 "rate: failed=0"
-rps=$(field "$out" rps)
-awk -v r="$rps" 'BEGIN { exit !(r >= 49000 && r <= 51000) }'
-ok $? "rate: 50,000 msg/s offered over 1000 connections, achieved within 2%"
-diag "rate: $rps msg/s achieved; client CPU $(field "$out" client_cpu_us_per_echo) us per message, server $(field "$out" server_cpu_us_per_echo) us per echo"
-is "$(sed -n 's/^# arrivals=//p' "$raw")" poisson "rate: the raw file says arrivals=poisson"
-like "$(sed -n 's/^# seed=//p' "$raw")" '^[0-9]+$' "rate: the raw file records the seed"
+test_rate() {
+	local raw out rps
+	user_running
+	raw=$runs/rate.tsv
+	out=$(bounded 60 "$BENCH" -p "$PORT" -c 1000 -R 50000 -d 3 --warmup 1 -q -o "$raw")
+	ok $? "rate/-c 1000 -R 50000: exit 0"
+	is "$(field "$out" failed)" 0 "failed=0"
+	rps=$(field "$out" rps)
+	awk -v r="$rps" 'BEGIN { exit !(r >= 49000 && r <= 51000) }'
+	ok $? "50,000 msg/s offered over 1000 connections, achieved within 2%"
+	diag "rate: $rps msg/s achieved; client CPU $(field "$out" client_cpu_us_per_echo) us per message, server $(field "$out" server_cpu_us_per_echo) us per echo"
+	is "$(sed -n 's/^# arrivals=//p' "$raw")" poisson "the raw file says arrivals=poisson"
+	like "$(sed -n 's/^# seed=//p' "$raw")" '^[0-9]+$' "the raw file records the seed"
+}
 
 # ---- open loop: Poisson arrivals ------------------------------------------------------
 
-raw=$runs/poisson.tsv
-bounded 30 "$BENCH" -p "$PORT" -c 100 -R 2000 -d 3 --seed 7 -q -o "$raw" >/dev/null
-ok $? "poisson/-R 2000 --seed 7: exit 0"
-ks=$(ks_exponential "$raw" 2000)
-ok $? "poisson: the gaps pass Kolmogorov-Smirnov against the exponential at 1%"
-diag "poisson: D n critical = $ks"
+test_poisson() {
+	local raw ks
+	user_running
+	raw=$runs/poisson.tsv
+	bounded 30 "$BENCH" -p "$PORT" -c 100 -R 2000 -d 3 --seed 7 -q -o "$raw" >/dev/null
+	ok $? "poisson/-R 2000 --seed 7: exit 0"
+	ks=$(ks_exponential "$raw" 2000)
+	ok $? "the gaps pass Kolmogorov-Smirnov against the exponential at 1%"
+	diag "poisson: D n critical = $ks"
+}
+
 # The test can fail: even gaps are not exponential.
-bounded 30 "$BENCH" -p "$PORT" -c 100 -R 2000 -d 3 --arrivals uniform -q -o "$runs/uniform.tsv" >/dev/null
-ok $? "poisson/--arrivals uniform: exit 0"
-ks=$(ks_exponential "$runs/uniform.tsv" 2000)
-ok $((!$?)) "poisson: uniform gaps fail the same test"
-diag "uniform: D n critical = $ks"
-# The seed draws the schedule: the same seed, the same intended times.
-bounded 30 "$BENCH" -p "$PORT" -c 100 -R 2000 -d 1 --seed 7 -q -o "$runs/seed-a.tsv" >/dev/null
-bounded 30 "$BENCH" -p "$PORT" -c 100 -R 2000 -d 1 --seed 7 -q -o "$runs/seed-b.tsv" >/dev/null
+test_uniform() {
+	local ks
+	user_running
+	bounded 30 "$BENCH" -p "$PORT" -c 100 -R 2000 -d 3 --arrivals uniform -q -o "$runs/uniform.tsv" >/dev/null
+	ok $? "uniform/--arrivals uniform: exit 0"
+	ks=$(ks_exponential "$runs/uniform.tsv" 2000)
+	ok $((!$?)) "uniform gaps fail the Kolmogorov-Smirnov test of poisson"
+	diag "uniform: D n critical = $ks"
+}
+
+# intended FILE: the first 500 intended send times (sent_us - lag_us) of
+# the ok rows, by thread and round, to 0.1 ms.
 intended() {
 	awk -F'\t' '!/^#/ && $NF == "ok" { printf "%s %s %.0f\n", $1, $2, ($7 - $6) / 100 }' "$1" | sort | head -n 500
 }
-a=$(intended "$runs/seed-a.tsv")
-b=$(intended "$runs/seed-b.tsv")
-[[ -n $a && $a == "$b" ]]
-ok $? "poisson/--seed: one seed, one schedule (500 intended times to 0.1 ms)"
-bounded 30 "$BENCH" -p "$PORT" -c 100 -R 2000 -d 1 --seed 8 -q -o "$runs/seed-c.tsv" >/dev/null
-[[ $(intended "$runs/seed-c.tsv") != "$a" ]]
-ok $? "poisson/--seed: another seed, another schedule"
+
+# The seed draws the schedule: the same seed, the same intended times.
+test_seed() {
+	local a b
+	user_running
+	bounded 30 "$BENCH" -p "$PORT" -c 100 -R 2000 -d 1 --seed 7 -q -o "$runs/seed-a.tsv" >/dev/null
+	bounded 30 "$BENCH" -p "$PORT" -c 100 -R 2000 -d 1 --seed 7 -q -o "$runs/seed-b.tsv" >/dev/null
+	a=$(intended "$runs/seed-a.tsv")
+	b=$(intended "$runs/seed-b.tsv")
+	[[ -n $a && $a == "$b" ]]
+	ok $? "one seed, one schedule (500 intended times to 0.1 ms)"
+	bounded 30 "$BENCH" -p "$PORT" -c 100 -R 2000 -d 1 --seed 8 -q -o "$runs/seed-c.tsv" >/dev/null
+	[[ $(intended "$runs/seed-c.tsv") != "$a" ]]
+	ok $? "another seed, another schedule"
+}
 
 # ---- open loop: a stalled server shows in full ------------------------------------------
 
@@ -135,33 +183,46 @@ ok $? "poisson/--seed: another seed, another schedule"
 # stall waits for its end, each timed from when it was due. The worst 0.1%
 # are the 20 messages due in the stall's first 2 ms, which wait the stall
 # less up to 2 ms: stopped for 310 ms, the p99.9 must be at least 300 ms.
-pid=$(server_pid)
-(sleep 0.8; kill -STOP "$pid"; sleep 0.31; kill -CONT "$pid") &
-out=$(bounded 30 "$BENCH" -p "$PORT" -c 1000 -R 10000 -d 2 -q -o "$runs/stall.tsv")
-wait
-p999=$(field "$out" p999_us)
-awk -v v="$p999" 'BEGIN { exit !(v >= 300000) }'
-ok $? "stall: a 310 ms SIGSTOP shows at least 300 ms in the open loop's p99.9"
-diag "stall: p99.9 $p999 us, max $(field "$out" max_us) us, failed $(field "$out" failed)"
+test_stall() {
+	local pid out p999
+	user_running
+	pid=$(server_pid)
+	(sleep 0.8; kill -STOP "$pid"; sleep 0.31; kill -CONT "$pid") &
+	out=$(bounded 30 "$BENCH" -p "$PORT" -c 1000 -R 10000 -d 2 -q -o "$runs/stall.tsv")
+	wait
+	p999=$(field "$out" p999_us)
+	awk -v v="$p999" 'BEGIN { exit !(v >= 300000) }'
+	ok $? "a 310 ms SIGSTOP shows at least 300 ms in the open loop's p99.9"
+	diag "stall: p99.9 $p999 us, max $(field "$out" max_us) us, failed $(field "$out" failed)"
+}
 
 # ---- a server that goes away -------------------------------------------------------------
 
-(sleep 1; kill -9 "$pid") &
-start=$(date +%s)
-out=$(bounded 30 "$BENCH" -p "$PORT" -c 100 -R 5000 -d 3 -T 1000 -q -o "$runs/killed.tsv")
-status=$?
-wait
-is "$status" 1 "killed: bench exits 1 when the server dies mid-run"
-(($(field "$out" failed) > 0 && $(field "$out" ok) > 0))
-ok $? "killed: the echoes before are ok, the ones after counted as failed"
-(($(date +%s) - start <= 10))
-ok $? "killed: bench ends within the run and its timeout (<= 10 s)"
-diag "killed: ok $(field "$out" ok), failed $(field "$out" failed), statuses $(awk -F'\t' '!/^#/ { print $NF }' "$runs/killed.tsv" | sort | uniq -c | tr -s ' \n' ' ')"
-"$RUN" stop >/dev/null 2>&1
+test_killed() {
+	local pid start out status
+	user_running
+	pid=$(server_pid)
+	(sleep 1; kill -9 "$pid") &
+	start=$(date +%s)
+	out=$(bounded 30 "$BENCH" -p "$PORT" -c 100 -R 5000 -d 3 -T 1000 -q -o "$runs/killed.tsv")
+	status=$?
+	wait
+	is "$status" 1 "bench exits 1 when the server dies mid-run"
+	(($(field "$out" failed) > 0 && $(field "$out" ok) > 0))
+	ok $? "the echoes before are ok, the ones after counted as failed"
+	(($(date +%s) - start <= 10))
+	ok $? "bench ends within the run and its timeout (<= 10 s)"
+	diag "killed: ok $(field "$out" ok), failed $(field "$out" failed), statuses $(awk -F'\t' '!/^#/ { print $NF }' "$runs/killed.tsv" | sort | uniq -c | tr -s ' \n' ' ')"
+	"$RUN" stop >/dev/null 2>&1
+}
 
-out=$(bounded 30 "$BENCH" -p "$PORT" -c 10 -d 1 -q -o "$runs/none.tsv" 2>&1)
-is "$?" 1 "nothing listening: exit 1"
-is "$(awk -F'\t' '!/^#/ { print $NF }' "$runs/none.tsv" | sort -u | head -n1)" refused \
-	"nothing listening: the samples say refused"
+test_nothing_listening() {
+	"$RUN" stop >/dev/null 2>&1
+	bounded 30 "$BENCH" -p "$PORT" -c 10 -d 1 -q -o "$runs/none.tsv" >/dev/null 2>&1
+	is "$?" 1 "exit 1"
+	is "$(awk -F'\t' '!/^#/ { print $NF }' "$runs/none.tsv" | sort -u | head -n1)" refused \
+		"the samples say refused"
+}
 
-done_testing
+run_tests
+plan_at_end
