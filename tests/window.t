@@ -6,10 +6,23 @@
 # server's CPUs and the client's is there, by kind, pooled by
 # analysis/summarize.
 # Correctness and bounds only: no timing is judged but the 50 ms one.
+# Cases:
+#   span          a 600-message ping-pong: elapsed_s is its rows' span (under
+#                 50 ms, not the old poll's), rps over it, summarize agrees
+#   warmup        --warmup 1: no row sent in it, its samples counted apart
+#   reconnect     -d 1 -m 5: a connection per 5 messages, each timed
+#   cpu-split     server on CPU 0 (run.sh), bench on CPU 1: both sides' CPU
+#                 per echo and its kinds, per-CPU softirqs, --server-cpus,
+#                 summarize pooling (skipped on one CPU)
+#   cpu-unplaced  --cpus all: the figure covers every CPU, bench says so
+# Each case runs on a user server placed as it needs, reused when one
+# runs so placed (the result 'started' in the case that started it).
 # shellcheck disable=SC2016 # awk programs, in single quotes
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
+ALL_TESTS="span warmup reconnect cpu-split cpu-unplaced"
+select_cases "$@"
 root_or_bail_out
 
 dir=$(mktemp -d)
@@ -58,57 +71,78 @@ kinds_sum() {
 
 positive() { awk -v v="$1" 'BEGIN { exit !(v ~ /^[0-9.]+$/ && v > 0) }'; }
 
-plan 36
+# user_on [CPUS]: a user server on $PORT placed by run.sh --cpus CPUS
+# (default auto, run.sh's own default): the one running when it is so
+# placed, with no server arguments; else started, and that told.
+user_on() {
+	local cpus=${1:-auto}
+	if [[ $(state server) == user && -z $(state args) &&
+		$(state cpus) == "$(parse_cpus "$cpus")" ]] && default_running; then
+		return 0
+	fi
+	"$RUN" user --cpus "$cpus" >/dev/null
+	ok $? "run.sh user --cpus $cpus: started"
+}
 
 # ---- the span: exact, not a 50 ms poll --------------------------------------
 
-"$RUN" user >/dev/null
-ok $? "span/user: started"
-raw=$dir/span.tsv
-out=$(bounded 30 "$BENCH" -p "$PORT" -t 1 -r 1 -m 600 -q -o "$raw")
-elapsed=$(meta "$raw" elapsed_s)
-# A 600-message ping-pong takes 10-20 ms here; the 50 ms poll the span
-# used to come from made every such run read 50 ms or more.
-awk -v e="$elapsed" 'BEGIN { exit !(e ~ /^[0-9.]+$/ && e > 0 && e < 0.05) }'
-ok $? "span/a ~20 ms run reports its time, not the 50 ms poll's"
-diag "span: elapsed_s=$elapsed"
-near "$elapsed" "$(span "$raw")" 0.000002
-ok $? "span/elapsed_s is the rows' first send to last completion"
-diag "span: from the rows $(span "$raw")"
-# elapsed_s is rounded to the microsecond, rps is not: 0.1% apart at most.
-near "$(field "$out" rps)" "$(awk -v e="$elapsed" 'BEGIN { printf "%.0f", 600 / e }')" \
-	"$(($(field "$out" rps) / 1000 + 1))"
-ok $? "span/rps is the ok samples over that span"
-sum=$("$SUMMARIZE" "$raw")
-near "$(field "$sum" rps)" "$(field "$out" rps)" "$(($(field "$out" rps) / 1000 + 1))"
-ok $? "span/--summarize: the same rps from the sent_us column"
-is "$(rows "$raw" '$col["sent_us"] == "-" { n++ } END { print n + 0 }')" 0 \
-	"span/every sent sample has its sent_us"
+test_span() {
+	local raw out elapsed sum
+	user_on
+	raw=$dir/span.tsv
+	out=$(bounded 30 "$BENCH" -p "$PORT" -t 1 -r 1 -m 600 -q -o "$raw")
+	elapsed=$(meta "$raw" elapsed_s)
+	# A 600-message ping-pong takes 10-20 ms here; the 50 ms poll the span
+	# used to come from made every such run read 50 ms or more.
+	awk -v e="$elapsed" 'BEGIN { exit !(e ~ /^[0-9.]+$/ && e > 0 && e < 0.05) }'
+	ok $? "a ~20 ms run reports its time, not the 50 ms poll's"
+	diag "span: elapsed_s=$elapsed"
+	near "$elapsed" "$(span "$raw")" 0.000002
+	ok $? "elapsed_s is the rows' first send to last completion"
+	diag "span: from the rows $(span "$raw")"
+	# elapsed_s is rounded to the microsecond, rps is not: 0.1% apart at most.
+	near "$(field "$out" rps)" "$(awk -v e="$elapsed" 'BEGIN { printf "%.0f", 600 / e }')" \
+		"$(($(field "$out" rps) / 1000 + 1))"
+	ok $? "rps is the ok samples over that span"
+	sum=$("$SUMMARIZE" "$raw")
+	near "$(field "$sum" rps)" "$(field "$out" rps)" "$(($(field "$out" rps) / 1000 + 1))"
+	ok $? "summarize: the same rps from the sent_us column"
+	is "$(rows "$raw" '$col["sent_us"] == "-" { n++ } END { print n + 0 }')" 0 \
+		"every sent sample has its sent_us"
+}
 
 # ---- the warm-up, and a connection per N messages in a timed run ------------
 
-raw=$dir/warm.tsv
-out=$(bounded 30 "$BENCH" -p "$PORT" -t 2 -d 1 --warmup 1 -q -o "$raw")
-is "$(meta "$raw" warmup_s)" 1 "warmup/the raw file says warmup_s=1"
-positive "$(meta "$raw" warmup_samples)"
-ok $? "warmup/the warm-up's samples are counted (warmup_samples > 0)"
-is "$(rows "$raw" '$col["sent_us"] < 1000000 { n++ } END { print n + 0 }')" 0 \
-	"warmup/no row was sent in the first second"
-is "$(rows "$raw" '{ n++ } END { print n + 0 }')" "$(field "$out" samples)" \
-	"warmup/the summary counts the rows, not the warm-up"
+test_warmup() {
+	local raw out
+	user_on
+	raw=$dir/warm.tsv
+	out=$(bounded 30 "$BENCH" -p "$PORT" -t 2 -d 1 --warmup 1 -q -o "$raw")
+	is "$(meta "$raw" warmup_s)" 1 "the raw file says warmup_s=1"
+	positive "$(meta "$raw" warmup_samples)"
+	ok $? "the warm-up's samples are counted (warmup_samples > 0)"
+	is "$(rows "$raw" '$col["sent_us"] < 1000000 { n++ } END { print n + 0 }')" 0 \
+		"no row was sent in the first second"
+	is "$(rows "$raw" '{ n++ } END { print n + 0 }')" "$(field "$out" samples)" \
+		"the summary counts the rows, not the warm-up"
+}
 
-raw=$dir/reconnect.tsv
-out=$(bounded 30 "$BENCH" -p "$PORT" -t 4 -d 1 -m 5 -q -o "$raw")
-is "$(field "$out" failed)" 0 "reconnect/-d 1 -m 5: failed=0"
-is "$(meta "$raw" messages)" 5 "reconnect/the raw file says messages=5"
-per=$(rows "$raw" '{ n[$col["thread"] " " $col["round"]]++ }
-	END { for (k in n) { c++; if (n[k] > most) most = n[k] }; print c + 0, most + 0 }')
-is "${per#* }" 5 "reconnect/no connection carried more than 5 messages"
-((${per% *} > 4))
-ok $? "reconnect/the threads reconnected (${per% *} connections for 4 threads)"
-is "$(rows "$raw" '$col["connect_us"] != "-" { n++ } END { print n + 0 }')" "${per% *}" \
-	"reconnect/one connect_us per connection"
-"$RUN" stop >/dev/null
+test_reconnect() {
+	local raw out per
+	user_on
+	raw=$dir/reconnect.tsv
+	out=$(bounded 30 "$BENCH" -p "$PORT" -t 4 -d 1 -m 5 -q -o "$raw")
+	is "$(field "$out" failed)" 0 "-d 1 -m 5: failed=0"
+	is "$(meta "$raw" messages)" 5 "the raw file says messages=5"
+	per=$(rows "$raw" '{ n[$col["thread"] " " $col["round"]]++ }
+		END { for (k in n) { c++; if (n[k] > most) most = n[k] }; print c + 0, most + 0 }')
+	is "${per#* }" 5 "no connection carried more than 5 messages"
+	((${per% *} > 4))
+	ok $? "the threads reconnected (more connections than the 4 threads)"
+	diag "reconnect: ${per% *} connections for 4 threads"
+	is "$(rows "$raw" '$col["connect_us"] != "-" { n++ } END { print n + 0 }')" "${per% *}" \
+		"one connect_us per connection"
+}
 
 # ---- CPU per echo --------------------------------------------------------------
 
@@ -119,7 +153,8 @@ check_cpu() {
 	local name=$1 line=$2 file=$3 side=$4 total
 	total=$(field "$line" "${side}_cpu_us_per_echo")
 	positive "$total"
-	ok $? "$name: ${side}_cpu_us_per_echo is positive ($total)"
+	ok $? "$name: ${side}_cpu_us_per_echo is positive"
+	diag "$name: ${side}_cpu_us_per_echo=$total"
 	near "$(kinds_sum "$line" "$side")" "$total" 0.03
 	ok $? "$name: ${side}'s usr + sys + softirq + irq make its total"
 	near "$(awk -v b="$(meta "$file" "${side}_busy_s")" -v e="$(meta "$file" cpu_echoes)" \
@@ -129,56 +164,61 @@ check_cpu() {
 	# CPU the machine has.
 	awk -v s="$(meta "$file" "${side}_steal_s")" -v w="$(meta "$file" window_s)" -v n="$(nproc)" \
 		'BEGIN { exit !(s ~ /^[0-9]+(\.[0-9]+)?$/ && s <= w * n) }'
-	ok $? "$name: ${side}_steal_s is in [0, window_s x CPUs] ($(meta "$file" "${side}_steal_s"))"
+	ok $? "$name: ${side}_steal_s is in [0, window_s x CPUs]"
+	diag "$name: ${side}_steal_s=$(meta "$file" "${side}_steal_s")"
 }
 
-if ! fact one-cpu >/dev/null; then
-	"$RUN" user --cpus 0 >/dev/null
-	ok $? "cpu/run.sh user --cpus 0: started"
+test_cpu_split() {
+	local a b out want sum side name
+	if fact one-cpu >/dev/null; then
+		skip "run.sh user --cpus 0: started" one-cpu
+		skip "the server's CPUs from run.sh, the client's from --cpus: split" one-cpu
+		for side in server client; do
+			skip "cpu-split/split: ${side}_cpu_us_per_echo is positive" one-cpu
+			skip "cpu-split/split: ${side}'s usr + sys + softirq + irq make its total" one-cpu
+			skip "cpu-split/split: ${side}_cpu_us_per_echo is ${side}_busy_s over cpu_echoes" one-cpu
+			skip "cpu-split/split: ${side}_steal_s is in [0, window_s x CPUs]" one-cpu
+		done
+		for name in "the summary says cpu_scope=split" "NET_RX softirqs and kworker ms per CPU in the file" \
+			"--server-cpus overrides run.sh's placement" "summarize pools busy time over echoes" \
+			"summarize: split and shared files are mixed"; do
+			skip "$name" one-cpu
+		done
+		return
+	fi
+	user_on 0
 	a=$dir/cpu-a.tsv
 	out=$(bounded 30 "$BENCH" -p "$PORT" --cpus 1 -t 4 -d 1 -q -o "$a")
 	is "$(meta "$a" server_cpus)/$(meta "$a" server_cpus_from)/$(meta "$a" client_cpus)/$(meta "$a" cpu_scope)" \
-		"0/run.sh/1/split" "cpu/the server's CPUs from run.sh, the client's from --cpus: split"
-	check_cpu cpu/split "$out" "$a" server
-	check_cpu cpu/split "$out" "$a" client
-	is "$(field "$out" cpu_scope)" split "cpu/the summary says cpu_scope=split"
+		"0/run.sh/1/split" "the server's CPUs from run.sh, the client's from --cpus: split"
+	check_cpu cpu-split/split "$out" "$a" server
+	check_cpu cpu-split/split "$out" "$a" client
+	is "$(field "$out" cpu_scope)" split "the summary says cpu_scope=split"
 	like "$(meta "$a" softirq_net_rx)/$(meta "$a" kworker_ms)" '^0:[0-9]+,1:[0-9]+(,.*)?/0:[0-9]+,1:[0-9]+' \
-		"cpu/NET_RX softirqs and kworker ms per CPU in the file"
+		"NET_RX softirqs and kworker ms per CPU in the file"
 	b=$dir/cpu-b.tsv
 	out=$(bounded 30 "$BENCH" -p "$PORT" --cpus 1 --server-cpus 1 -t 4 -d 1 -q -o "$b")
 	is "$(meta "$b" server_cpus)/$(meta "$b" server_cpus_from)/$(field "$out" cpu_scope)" "1/flag/shared" \
-		"cpu/--server-cpus overrides run.sh's placement; on the client's CPU: shared"
+		"--server-cpus overrides run.sh's placement; on the client's CPU: shared"
 	# Pooled: the two files' busy time over their echoes.
 	want=$(awk -v b1="$(meta "$a" server_busy_s)" -v b2="$(meta "$b" server_busy_s)" \
 		-v e1="$(meta "$a" cpu_echoes)" -v e2="$(meta "$b" cpu_echoes)" \
 		'BEGIN { printf "%.2f", (b1 + b2) * 1e6 / (e1 + e2) }')
 	sum=$("$SUMMARIZE" "$a" "$b")
-	is "$(field "$sum" server_cpu_us_per_echo)" "$want" "cpu/--summarize pools busy time over echoes"
-	is "$(field "$sum" cpu_scope)" mixed "cpu/--summarize: split and shared files are mixed"
-	"$RUN" stop >/dev/null
-else
-	skip "cpu/run.sh user --cpus 0: started" one-cpu
-	skip "cpu/the server's CPUs from run.sh, the client's from --cpus: split" one-cpu
-	for side in server client; do
-		skip "cpu/split: ${side}_cpu_us_per_echo is positive" one-cpu
-		skip "cpu/split: ${side}'s usr + sys + softirq + irq make its total" one-cpu
-		skip "cpu/split: ${side}_cpu_us_per_echo is ${side}_busy_s over cpu_echoes" one-cpu
-		skip "cpu/split: ${side}_steal_s is in [0, window_s x CPUs]" one-cpu
-	done
-	for name in "the summary says cpu_scope=split" "NET_RX softirqs and kworker ms per CPU in the file" \
-		"--server-cpus overrides run.sh's placement" "--summarize pools busy time over echoes" \
-		"--summarize: split and shared files are mixed"; do
-		skip "cpu/$name" one-cpu
-	done
-fi
+	is "$(field "$sum" server_cpu_us_per_echo)" "$want" "summarize pools busy time over echoes"
+	is "$(field "$sum" cpu_scope)" mixed "summarize: split and shared files are mixed"
+}
 
 # Nowhere placed: the figure covers every CPU, and bench says so.
-"$RUN" user --cpus all >/dev/null
-c=$dir/cpu-all.tsv
-out=$(bounded 30 "$BENCH" -p "$PORT" -t 2 -d 1 -o "$c" 2>&1)
-is "$(meta "$c" cpu_scope)/$(meta "$c" server_cpus_from)" all/all "cpu/unplaced: cpu_scope=all"
-like "$out" "server's CPU per echo covers every CPU, the client's too" "cpu/unplaced: bench says so on stderr"
-check_cpu cpu/all "$(grep '^summary ' <<<"$out")" "$c" server
-"$RUN" stop >/dev/null
+test_cpu_unplaced() {
+	local c out
+	user_on all
+	c=$dir/cpu-all.tsv
+	out=$(bounded 30 "$BENCH" -p "$PORT" -t 2 -d 1 -o "$c" 2>&1)
+	is "$(meta "$c" cpu_scope)/$(meta "$c" server_cpus_from)" all/all "cpu_scope=all"
+	like "$out" "server's CPU per echo covers every CPU, the client's too" "bench says so on stderr"
+	check_cpu cpu-unplaced/all "$(grep '^summary ' <<<"$out")" "$c" server
+}
 
-done_testing
+run_tests
+plan_at_end
