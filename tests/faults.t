@@ -17,12 +17,21 @@
 #
 # Each crowd's figures (time, memory per connection) are on a '# faults:'
 # line of the output: README "Faults and scale" has them.
+#
+# Its cases are the declared variants, the bypass's included
+# (variant_cases all_variants; --list prints them): user, user-w2, uring,
+# user-bypass, ebpf, kecho-unbound, kecho-bound, kecho-kthread, and kecho
+# for kecho's three. Each checks all of the above on its variant, from its
+# own start to its own stop.
+#
 # ONLY_SERVERS="NAME..." limits it to those servers or variants (the
 # guest's run).
 # shellcheck disable=SC2317 # the functions run through each_variant
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
+ALL_TESTS=$(variant_cases all_variants)
+select_cases "$@"
 root_or_bail_out
 
 trap stop_all EXIT
@@ -42,15 +51,12 @@ fi
 # a crowd; a server that buffers what it cannot send grows far beyond.
 RSS_BOUND_KB=64
 
-# wait_line FILE REGEX SECONDS: until a line of FILE matches.
-wait_line() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
+# has_line FILE REGEX: a line of FILE matches (for wait_until).
+has_line() { grep -qE "$2" "$1" 2>/dev/null; }
+
+# process_state_is PID STATE: the process's state (/proc/PID/stat) is
+# STATE (for wait_until).
+process_state_is() { [[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) == "$2" ]]; }
 
 # crowd LABEL KIND READY-REGEX PROBE-ARGS...: the probe's crowd against the
 # server (through PREFIX), a well-behaved client beside it, the memory at
@@ -63,7 +69,7 @@ crowd() {
 	mem0=$(memory_of "$PID")
 	bounded 120 "${PREFIX[@]}" "$PROBE" "$@" >"$out" 2>&1 &
 	probe=$!
-	[[ $ready == - ]] || wait_line "$out" "$ready" 30
+	[[ $ready == - ]] || wait_until 30 has_line "$out" "$ready"
 	mem1=$(memory_of "$PID")
 	bench=$(bounded 120 "${PREFIX[@]}" "$BENCH" -p "$PORT" -t 10 -r 20 -q -o /dev/null 2>&1)
 	wait "$probe"
@@ -90,19 +96,24 @@ crowd() {
 # guest's thousand kthreads end slowly under TCG. What it has closed
 # (LAST-ACK, FIN-WAIT, TIME-WAIT) the kernel's TCP finishes on its timers.
 drained() {
-	local i left
-	for ((i = 0; i < 300; i++)); do
-		left=$(connections "$PORT") || left="ss failed"
-		left=$(awk '$1 == "ESTAB" || $1 == "CLOSE-WAIT" || $1 == "SYN-RECV" || $1 == "ss"' <<<"$left")
-		[[ -z $left ]] && break
-		sleep 0.1
-	done
-	is "$left" "" "$1: afterwards the server holds none of their connections open"
+	wait_until 30 none_held_open
+	is "$(held_open)" "" "$1: afterwards the server holds none of their connections open"
 }
+
+# held_open: the connections of $PORT not closed by the server ('ss
+# failed' when ss did: that is not "none").
+held_open() {
+	local items
+	items=$(connections "$PORT") || items="ss failed"
+	awk '$1 == "ESTAB" || $1 == "CLOSE-WAIT" || $1 == "SYN-RECV" || $1 == "ss"' <<<"$items"
+}
+
+# none_held_open: held_open lists nothing (for wait_until).
+none_held_open() { [[ -z $(held_open) ]]; }
 
 # faults LABEL SERVER [START-OPTIONS...]
 faults() {
-	local label=$1 server=$2 base marks out pid load rc state
+	local label=$1 server=$2 base marks out pid load rc state stopped_at
 	shift 2
 	PREFIX=()
 	[[ " $* " != *" --bypass "* ]] || PREFIX=("$RUN" client)
@@ -126,9 +137,11 @@ faults() {
 		load=$!
 		sleep 0.5
 		kill -STOP "$PID"
-		sleep 0.2
+		stopped_at=$(_now_us)
+		wait_until 1 process_state_is "$PID" T
 		state=$(awk '{ print $3 }' "/proc/$PID/stat")
-		sleep 1.8
+		# The rest of the 2 s.
+		sleep "$(awk -v us=$((2000000 - ($(_now_us) - stopped_at))) 'BEGIN { printf "%.3f\n", us > 0 ? us / 1e6 : 0 }')"
 		kill -CONT "$PID"
 		wait "$load"
 		out=$(cat "$out"; rm -f "$out")
