@@ -5,12 +5,11 @@
 #   make all             build every part
 #   sudo make deps       install every package the suite needs (apt-get)
 #   sudo make check      the fast tier, what to run after cloning: deps, the
-#                        build, then every test but the slow ones (3.5
-#                        minutes here with the packages installed; a fresh
-#                        machine adds about 3 for them)
-#   sudo make check-all  everything: deps, lint, every native test at full
-#                        size (scale, faults, soak too), then the guest tests
-#                        on each guest kernel (45-50 minutes). CI runs it
+#                        build, then the cases FAST names below (README: how
+#                        long on a fresh machine)
+#   sudo make check-all  everything: deps, lint, every case of every native
+#                        test (scale, faults, soak too), then the guest tests
+#                        on each guest kernel. CI runs it
 #   make test-unit       the tests that need neither root nor a server
 #   make plots           redraw the newest results (RESULTS=dir; METRIC=rtt
 #                        for the client-side times) from their raw files
@@ -27,10 +26,11 @@
 # and check-all: TESTS="contract user" runs tests/contract.t and
 # tests/user.t (any file of tests/, the slow ones too); TESTS=contract:uring
 # runs the uring variant of the contract only, TESTS=contract:kecho its
-# three kecho variants (one guest boot); TESTS=compare:netns,bypass two
-# case groups of compare.t. In check and check-all a guest test picked so
-# runs once, on ECHOLAB_KERNEL (default 6.1); vm-check runs it on each of
-# KERNELS. tests/prove.sh and tests/lib.sh (case_selected) say more.
+# three kecho variants (one guest boot); TESTS=user:interrupted,emfile two
+# cases of user.t; `bash tests/FILE.t --list` lists a file's cases. In
+# check and check-all a guest test picked so runs once, on ECHOLAB_KERNEL
+# (default 6.1); vm-check runs it on each of KERNELS. docs/testing.md says
+# more.
 #
 # Parts, each also buildable on its own with make -C DIR:
 #   bench   bench/bench                    the load client
@@ -86,25 +86,37 @@ NATIVE_TESTS := $(filter-out $(VM_TESTS),$(wildcard tests/*.t))
 # arithmetic, the suite's own helpers, the docs.
 UNIT_TESTS := $(wildcard tests/stats.t tests/interval.t tests/summarize.t tests/judge.t \
 	tests/bench-args.t tests/lib.t tests/docs.t tests/hooks.t)
-# Minutes each (10,000 connections, crowds of 1000 misbehaving clients,
-# 3 x 1000 x 10 per variant, 10 s of a never-reading client per variant
-# and a guest boot for kecho's): check-all only.
-SLOW_TESTS := tests/scale.t tests/faults.t tests/soak.t tests/neverread.t
-# The fast tier: the unit tests, then every native test but the slow ones:
-# the contract on every server (kecho's in one guest boot, where modules
-# do not load here), each server's own tests, bench, compare, plots and
-# ftrace (percall included) at the small sizes they use.
-FAST_TESTS := $(UNIT_TESTS) $(filter-out $(UNIT_TESTS) $(SLOW_TESTS),$(NATIVE_TESTS))
-guest_tests = for k in $(KERNELS); do \
-		echo "== the guest tests on kernel $$k"; \
-		ECHOLAB_KERNEL=$$k ./tests/prove.sh $(VM_TESTS) || rc=1; \
+# The fast tier, file by file and case by case (TESTS's syntax, tests/lib.sh):
+# the unit tests; each server's own tests; the contract on user, uring,
+# ebpf and one kecho mode (one guest boot, where modules do not load here);
+# bench, compare, plots and ftrace at the small sizes they use. What it
+# leaves is check-all's: the slow files (10,000 connections, crowds of
+# misbehaving clients, a soak, never-reading clients: minutes each), the
+# contract on user -w 2 and kecho's other two modes, compare's repeated
+# verdicts, placements and sweeps, the latency curves, the three commands
+# users type end to end, and the perf profiles.
+FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho run \
+	sockmap uring user window \
+	contract:user,uring,ebpf,kecho-unbound \
+	compare:native,interrupted,usage \
+	curve:usage \
+	ftrace:funclat,trace,percall,wq-latency,interrupted \
+	measure:stamp-user,stamp-ebpf,stamp-bypass,sched,rate,stall,cpus,cpus-usage,bottleneck,bottleneck-ping-pong
+# The guest's tests that do not depend on its kernel's version (the harness
+# itself, and a lossy network under every server) run on the first of
+# KERNELS only.
+VM_ONCE_TESTS := tests/vm-run.t tests/vm-netem.t
+guest_tests = files="$(VM_TESTS)"; for k in $(KERNELS); do \
+		echo "== the guest tests on kernel $$k: $$files"; \
+		ECHOLAB_KERNEL=$$k ./tests/prove.sh $$files || rc=1; \
+		files="$(filter-out $(VM_ONCE_TESTS),$(VM_TESTS))"; \
 	done
 
 check:
 	$(need_root)
 	$(MAKE) deps
 	$(MAKE) all tests
-	./tests/prove.sh $(FAST_TESTS)
+	TESTS="$${TESTS:-$(FAST)}" ./tests/prove.sh
 
 # With TESTS, just what it names (prove.sh), once.
 check-all:
