@@ -9,12 +9,20 @@
 # cannot (kecho). The server's memory per connection is on a '# scale:'
 # line: its RSS, the kernel's TCP buffers and slab, at the plateau.
 #
+# Its cases are the declared variants, the bypass's included
+# (variant_cases all_variants; --list prints them): user, user-w2, uring,
+# user-bypass, ebpf, kecho-unbound, kecho-bound, kecho-kthread, and kecho
+# for kecho's three. Each checks all of the above on its variant, from its
+# own start to its own stop.
+#
 # ONLY_SERVERS="NAME..." limits it to those servers or variants (the
 # guest's run).
 # shellcheck disable=SC2317 # the functions run through each_variant
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
+ALL_TESTS=$(variant_cases all_variants)
+select_cases "$@"
 root_or_bail_out
 
 TMP=$(mktemp -d)
@@ -54,15 +62,30 @@ export VM_MEM=${VM_MEM:-4G}
 # --addr), and its clients connect there: 10,000 connections leave 10,000
 # TIME_WAIT sockets for a minute, and the next variant's 10,000 would
 # otherwise share their 28,000 ephemeral ports, which slows every connect.
-HOST_N=10
+# own_address LABEL: 127.0.0.10 for the first variant, .11 the next...:
+# the same for a variant run alone or after others.
+own_address() {
+	local n
+	n=$(all_variants | awk -v l="$1" '$1 == l { print NR - 1; exit }')
+	echo "127.0.0.$((10 + ${n:-0}))"
+}
 
 # established: the server's connections that are established now.
 established() { ss -Htn state established "sport = :$PORT" | grep -c .; }
 
+# plateau: every connection up; the most seen so far in peak (for
+# wait_until, in scale).
+plateau() {
+	n=$(established)
+	((n > peak)) && peak=$n
+	((n >= N))
+}
+
 # scale LABEL SERVER [START-OPTIONS...]
 scale() {
 	local label=$1 server=$2 base prefix=() pid out load peak=0 n mem0 mem1 newc got rss tcp slab
-	local host=127.0.0.$((HOST_N++)) side=arrival_
+	local host side=arrival_
+	host=$(own_address "$label")
 	shift 2
 	[[ " $* " != *" --bypass "* ]] || prefix=("$RUN" client)
 	base=$(leftovers_or_why) || { ok 1 "$label: leftovers before the start (a tool failed)"; diag "$base"; return; }
@@ -76,13 +99,7 @@ scale() {
 		-T "$TIMEOUT_MS" -q -o "$TMP/raw.tsv" >"$out" 2>&1 &
 	load=$!
 	# The plateau: every connection up (or half the run gone).
-	local until=$((SECONDS + SECONDS_HELD / 2))
-	while ((SECONDS < until)); do
-		n=$(established)
-		((n > peak)) && peak=$n
-		((n >= N)) && break
-		sleep 0.2
-	done
+	wait_until -i 0.2 $((SECONDS_HELD / 2)) plateau
 	mem1=$(memory_of "$pid")
 	ok $((peak < N)) "$label: $N connections held at once"
 	diag "$label: the server had $peak established at most"
