@@ -787,6 +787,27 @@ struct shown {
 };
 
 /*
+ * Told to stop: the workers leave SCHED_IDLE, then a signal interrupts their
+ * blocking calls. At SCHED_IDLE on a busy machine a worker can wait seconds
+ * for a CPU to see the flag, write its rows and end (compare, and anyone
+ * who pressed Ctrl-C, waits for that). Leaving it needs CAP_SYS_NICE; without
+ * it they end at SCHED_IDLE's pace.
+ */
+static void wake_workers(struct worker *w, unsigned int n)
+{
+	const struct sched_param normal = { .sched_priority = 0 };
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (cfg.sched_idle)
+			pthread_setschedparam(w[i].tid, SCHED_OTHER, &normal);
+		/* Repeated each poll: a worker may have been between its
+		 * check of the flag and a blocking call the first time. */
+		pthread_kill(w[i].tid, SIGUSR1);
+	}
+}
+
+/*
  * Waits for the workers until CLOCK_MONOTONIC reaches until_ns (UINT64_MAX:
  * until they finish); true when they have. On SIGINT/SIGTERM wakes them so
  * they stop soon. Their end is seen at once (worker_wait_finished), so the
@@ -805,14 +826,8 @@ static bool wait_workers(struct worker *w, unsigned int n, uint64_t t_start,
 		t = now_ns();
 		if (t >= until_ns)
 			return false;
-		if (stop) {
-			unsigned int i;
-
-			/* Repeat: a worker may have been between its check
-			 * of the flag and a blocking call the first time. */
-			for (i = 0; i < n; i++)
-				pthread_kill(w[i].tid, SIGUSR1);
-		}
+		if (stop)
+			wake_workers(w, n);
 		if (show && t - sh->last >= 500000000ull &&
 		    t - t_start >= 1000000000ull) {
 			progress(w, n, (double)(t - t_start) / 1e9, false);

@@ -450,9 +450,11 @@ run_one() {
 	! two_machine || place+=(--addr "$NS_SRV_IP")
 	if two_machine; then netns_up; else drain_time_wait; fi
 	# A subshell: a server that cannot start ends it, not the comparison.
-	(server_start "$server" --port "$PORT" "${place[@]}" "$@") 2>&1 | sed 's/^/    /'
-	((PIPESTATUS[0] == 0)) || { netns_down; return 1; }
+	# RUNNING before the start: Ctrl-C ends the subshell half-way, and
+	# the interrupt handler must stop what it had started.
 	RUNNING=$server
+	(server_start "$server" --port "$PORT" "${place[@]}" "$@") 2>&1 | sed 's/^/    /'
+	((PIPESTATUS[0] == 0)) || { RUNNING=; netns_down; return 1; }
 	# Warm-up: caches, BPF JIT, the accept queue; not recorded. The
 	# measured run has a warm-up of its own too (--warmup).
 	in_client "$BENCH" -H "$(server_host)" -p "$PORT" "${CLIENT_PLACE[@]}" -t 10 -r 10 -q \

@@ -109,6 +109,9 @@ default_start() {
 	front_enter "${enter[@]}" setsid "${place[@]}" "$bin" --port "$port" --addr "$addr" "$@" \
 		</dev/null >"$SERVER_LOG" 2>&1 &
 	pid=$!
+	# Recorded at once: a start interrupted from here on (Ctrl-C of
+	# compare) leaves a server that server_stop can find.
+	state_set pid "$pid"
 	wait_exec "$pid" "$bin"
 }
 

@@ -10,14 +10,18 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
+ALL_TESTS="native sweep loopback placement verdict precision bypass interrupted usage"
+select_cases "$@"
 root_or_bail_out
 
 TMP=$(mktemp -d)
 # Function, not timing: do not wait for the TIME_WAIT of earlier tests.
 export ECHOLAB_TW_MAX=1000000
 declare -A share=()	# compare/placement: softirq share per placement
+hogs=()			# compare/interrupted: the CPU hogs' pids
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
+	((${#hogs[@]} == 0)) || kill "${hogs[@]}" 2>/dev/null
 	"$RUN" stop >/dev/null 2>&1
 	ip netns del echolab-cli 2>/dev/null
 	ip link del echolab-srv0 2>/dev/null
@@ -26,6 +30,9 @@ cleanup() {
 trap cleanup EXIT
 
 is_png() { [[ $(head -c 8 "$1" 2>/dev/null | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]]; }
+
+# rows_over FILE N: the raw file FILE has more than N rows (for wait_until).
+rows_over() { [[ $(grep -vc '^#' "$1" 2>/dev/null) -gt $2 ]]; }
 
 # What compare measures ("label server [start options]", the declared
 # variants but the bypass) and what of it must run here: the table must
@@ -252,26 +259,44 @@ if case_selected bypass; then
 fi
 
 if case_selected interrupted; then
-	# Ctrl-C in the middle: no server left, the samples so far kept.
+	# Ctrl-C in the middle of a busy machine: compare ends within 2 s, no
+	# server left, the samples so far kept. A CPU hog on every CPU: on a
+	# busy machine bench's load threads (SCHED_IDLE) waited over 10 s for
+	# a CPU to see the stop, and the test's SIGKILL left the server.
+	rps_before=$(<"$LO_RPS")
 	# Job control: the job gets its own process group (as at a terminal) and
 	# does not start with SIGINT ignored, as plain background jobs do.
 	set -m
 	"$RUN" compare -t 20 -r 100000 --repeat 1 --out "$TMP/int" >"$TMP/int.log" 2>&1 &
 	pid=$!
 	set +m
-	for ((i = 0; i < 100; i++)); do
-		[[ $(grep -vc '^#' "$TMP/int/user-1.tsv" 2>/dev/null) -gt 100 ]] && break
-		sleep 0.1
+	wait_until 10 rows_over "$TMP/int/user-1.tsv" 100
+	# The hogs start once bench measures: beside them it would take
+	# tens of seconds to write its first rows. Bounded, killed below.
+	for ((i = 0; i < $(nproc); i++)); do
+		timeout 60 sh -c 'while :; do :; done' &
+		hogs+=($!)
 	done
+	sleep 0.5	# every hog running
 	kill -INT -- "-$pid"
-	for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	start=$(_now_us)
+	wait_until -i 0.02 10 pid_gone "$pid"
+	elapsed_ms=$((($(_now_us) - start) / 1000))
 	kill -KILL -- "-$pid" 2>/dev/null
 	wait "$pid"
 	is $? 130 "compare/interrupted: exit 130"
+	((elapsed_ms < 2000))
+	ok $? "compare/interrupted: exits within 2 s of SIGINT, a CPU hog on every CPU"
+	diag "compare/interrupted: exited ${elapsed_ms} ms after SIGINT, beside ${#hogs[@]} CPU hogs"
+	kill "${hogs[@]}" 2>/dev/null
+	wait "${hogs[@]}" 2>/dev/null
+	hogs=()
 	[[ ! -e $STATE_DIR ]]
 	ok $? "compare/interrupted: no server state left"
 	absent "compare/interrupted: port free" . listeners "$PORT"
 	absent "compare/interrupted: no server process left" . processes "$(server_binary user)"
+	absent "compare/interrupted: no namespace or veth left" echolab netns_left
+	is "$(<"$LO_RPS")" "$rps_before" "compare/interrupted: the loopback's RPS mask restored"
 	rows=$(grep -vc '^#' "$TMP/int/user-1.tsv")
 	((rows > 100))
 	ok $? "compare/interrupted: raw samples kept"
