@@ -113,7 +113,7 @@ none_held_open() { [[ -z $(held_open) ]]; }
 
 # faults LABEL SERVER [START-OPTIONS...]
 faults() {
-	local label=$1 server=$2 base marks out pid load rc state stopped_at
+	local label=$1 server=$2 base marks out pid load rc state stopped_at rest_us
 	shift 2
 	PREFIX=()
 	[[ " $* " != *" --bypass "* ]] || PREFIX=("$RUN" client)
@@ -141,7 +141,9 @@ faults() {
 		wait_until 1 process_state_is "$PID" T
 		state=$(awk '{ print $3 }' "/proc/$PID/stat")
 		# The rest of the 2 s.
-		sleep "$(awk -v us=$((2000000 - ($(_now_us) - stopped_at))) 'BEGIN { printf "%.3f\n", us > 0 ? us / 1e6 : 0 }')"
+		rest_us=$((2000000 - ($(_now_us) - stopped_at)))
+		((rest_us > 0)) || rest_us=0
+		sleep "$((rest_us / 1000000)).$(printf '%06d' $((rest_us % 1000000)))"
 		kill -CONT "$PID"
 		wait "$load"
 		out=$(cat "$out"; rm -f "$out")
