@@ -17,7 +17,9 @@ set xlabel swept
 set ylabel 'response time (us)'
 set logscale xy
 set key top left
-# Odd k: a server's p50, even k: its p99.
+# Odd k: a server's p50 (width 2, solid), even k: its p99 (width 1,
+# dashed). dt takes an integer expression, not a parenthesised one (that
+# would be a dash pattern): 2 - k % 2.
 plot for [k = 1:2 * words(servers)] data."/".word(servers, (k + 1) / 2).".sweep" \
-	using 1:(k % 2 ? $2 : $3) with linespoints lw (k % 2 ? 2 : 1) dt (k % 2 ? 1 : 2) \
+	using 1:(k % 2 ? $2 : $3) with linespoints lw 1 + k % 2 dt 2 - k % 2 \
 	lc rgb word(colours, (k + 1) / 2) title word(servers, (k + 1) / 2).(k % 2 ? " p50" : " p99")
