@@ -11,16 +11,8 @@
 #include <string.h>
 
 #include "interval.h"
+#include "tap.h"
 
-static int test_no;
-static int failures;
-
-static void ok(int cond, const char *name)
-{
-	printf("%sok %d - %s\n", cond ? "" : "not ", ++test_no, name);
-	if (!cond)
-		failures++;
-}
 
 static void assert_near(double got, double want, double tol, const char *name)
 {
@@ -167,48 +159,16 @@ static void test_bootstrap(void)
 	ok(isinf(lo) && isinf(hi), "bootstrap/a zero below: infinite, not nan");
 }
 
-static const struct test_case {
-	const char *name;
-	void (*run)(void);
-} cases[] = {
+static const struct tap_case cases[] = {
 	{ "median", test_median },
 	{ "ranks", test_ranks },
 	{ "coverage", test_coverages },
 	{ "random", test_random },
 	{ "bootstrap", test_bootstrap },
 };
-#define N_CASES (sizeof(cases) / sizeof(cases[0]))
-
-/* named: CASE is one of the arguments, or there are none (every case). */
-static int named(const char *name, int argc, char **argv)
-{
-	int a;
-
-	for (a = 1; a < argc; a++)
-		if (!strcmp(argv[a], name))
-			return 1;
-	return argc < 2;
-}
 
 int main(int argc, char **argv)
 {
-	size_t i;
-	int a;
-
-	for (a = 1; a < argc; a++) {
-		for (i = 0; i < N_CASES && strcmp(argv[a], cases[i].name); i++)
-			;
-		if (i < N_CASES)
-			continue;
-		fprintf(stderr, "interval-test: no case named '%s'. Its cases:\n", argv[a]);
-		for (i = 0; i < N_CASES; i++)
-			fprintf(stderr, "  %s\n", cases[i].name);
-		return 2;
-	}
-	printf("TAP version 13\n");
-	for (i = 0; i < N_CASES; i++)
-		if (named(cases[i].name, argc, argv))
-			cases[i].run();
-	printf("1..%d\n", test_no);	/* trailing plan */
-	return failures ? 1 : 0;
+	return tap_run("interval-test", cases, sizeof(cases) / sizeof(cases[0]),
+		       argc, argv);
 }

@@ -10,16 +10,8 @@
 #include <string.h>
 
 #include "stats.h"
+#include "tap.h"
 
-static int test_no;
-static int failures;
-
-static void ok(int cond, const char *name)
-{
-	printf("%sok %d - %s\n", cond ? "" : "not ", ++test_no, name);
-	if (!cond)
-		failures++;
-}
 
 static void assert_near(double got, double want, const char *name)
 {
@@ -133,10 +125,7 @@ static void test_percentile_edges(void)
 	assert_near(stats_percentile(v, 4, 100), 40, "percentile/p100 is max");
 }
 
-static const struct test_case {
-	const char *name;
-	void (*run)(void);
-} cases[] = {
+static const struct tap_case cases[] = {
 	{ "empty", test_empty },
 	{ "single", test_single },
 	{ "1-to-100", test_one_to_hundred },
@@ -145,38 +134,9 @@ static const struct test_case {
 	{ "offset", test_large_offset },
 	{ "percentile", test_percentile_edges },
 };
-#define N_CASES (sizeof(cases) / sizeof(cases[0]))
-
-/* named: CASE is one of the arguments, or there are none (every case). */
-static int named(const char *name, int argc, char **argv)
-{
-	int a;
-
-	for (a = 1; a < argc; a++)
-		if (!strcmp(argv[a], name))
-			return 1;
-	return argc < 2;
-}
 
 int main(int argc, char **argv)
 {
-	size_t i;
-	int a;
-
-	for (a = 1; a < argc; a++) {
-		for (i = 0; i < N_CASES && strcmp(argv[a], cases[i].name); i++)
-			;
-		if (i < N_CASES)
-			continue;
-		fprintf(stderr, "stats-test: no case named '%s'. Its cases:\n", argv[a]);
-		for (i = 0; i < N_CASES; i++)
-			fprintf(stderr, "  %s\n", cases[i].name);
-		return 2;
-	}
-	printf("TAP version 13\n");
-	for (i = 0; i < N_CASES; i++)
-		if (named(cases[i].name, argc, argv))
-			cases[i].run();
-	printf("1..%d\n", test_no);	/* trailing plan */
-	return failures ? 1 : 0;
+	return tap_run("stats-test", cases, sizeof(cases) / sizeof(cases[0]),
+		       argc, argv);
 }
