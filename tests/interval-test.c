@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "interval.h"
+#include "stats.h"
 #include "tap.h"
 
 
@@ -64,13 +65,6 @@ static void test_ranks(void)
 	check_ranks(20, 6, 1 - 43400.0 / 1048576);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* The interval's coverage, measured: n uniform runs, median 0.5. */
 static void test_coverage(size_t n)
 {
@@ -84,7 +78,7 @@ static void test_coverage(size_t n)
 	for (t = 0; t < trials; t++) {
 		for (i = 0; i < n; i++)
 			v[i] = (double)(interval_random(&state) >> 11) * 0x1.0p-53;
-		qsort(v, n, sizeof(*v), cmp_double);
+		qsort(v, n, sizeof(*v), stats_cmp_double);
 		hit += v[lo - 1] <= 0.5 && 0.5 <= v[hi - 1];
 	}
 	/* 20000 trials: the standard error is under 0.0035. */
