@@ -4,9 +4,25 @@
 # the two placements and where their receive work lands, the verdict on a
 # server compared with itself, and an interrupted comparison.
 #
-# Case groups (TESTS=compare:NAME,...): native (and make plots from its
-# results), verdict, precision, placement, sweep, loopback, bypass,
-# interrupted, usage.
+# Cases (TESTS=compare:NAME,...), each runnable alone:
+#   native       compare -t 50 -r 200: every file, valid PNGs, one row per
+#                server this machine can run, two machines by default,
+#                verdicts first, a positive CPU per echo, no namespace
+#                left; then --summarize and make plots from its results
+#   sweep        --sweep threads=1,5: a table and raw files per value, and
+#                the plots against it
+#   loopback     --loopback: user measured, the raw file says where
+#   placement    where the receive work lands: the client's CPUs with two
+#                machines, the server's on loopback (skipped on one CPU)
+#   verdict      --servers user,user, 5 runs each: no difference detected
+#   precision    --repeat 2-3: a loose --precision stops at MIN, an unmet
+#                one at MAX, and meta.txt and summary.md say why
+#   bypass       --bypass: user and user-bypass side by side, nothing
+#                left; --bypass with --netem, or in two machines, exit 2
+#   interrupted  Ctrl-C beside a CPU hog on every CPU: exit 130 within 2 s,
+#                no server, namespace or RPS change left, samples kept
+#   usage        bad --repeat, --precision, bench flags, --workload and
+#                --servers exit 2, and write nothing
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -14,11 +30,10 @@ ALL_TESTS="native sweep loopback placement verdict precision bypass interrupted 
 select_cases "$@"
 root_or_bail_out
 
-TMP=$(mktemp -d)
+TMP=$(mktemp -d)	# each case writes its own directories under it
 # Function, not timing: do not wait for the TIME_WAIT of earlier tests.
 export ECHOLAB_TW_MAX=1000000
-declare -A share=()	# compare/placement: softirq share per placement
-hogs=()			# compare/interrupted: the CPU hogs' pids
+hogs=()			# interrupted's CPU hogs, for the EXIT trap
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
 	((${#hogs[@]} == 0)) || kill "${hogs[@]}" 2>/dev/null
@@ -34,19 +49,24 @@ is_png() { [[ $(head -c 8 "$1" 2>/dev/null | od -An -tx1 | tr -d ' \n') == 89504
 # rows_over FILE N: the raw file FILE has more than N rows (for wait_until).
 rows_over() { [[ $(grep -vc '^#' "$1" 2>/dev/null) -gt $2 ]]; }
 
-# What compare measures ("label server [start options]", the declared
-# variants but the bypass) and what of it must run here: the table must
-# have one row for each of those. "Must run" is the test's own answer,
-# from what each declaration needs and the platform facts it detects
-# (platform_lacks), never run.sh's: a server that run.sh wrongly refuses
-# (a kecho.ko built for another kernel, say) must go missing loudly.
-mapfile -t entries < <(variants)
-runnable=()
-for e in "${entries[@]}"; do
-	read -r label server _ <<<"$e"
-	[[ -n $(platform_lacks "$server") ]] || runnable+=("$label")
-done
-diag "expected to run here: ${runnable[*]}"
+# hogs_spinning PID...: each of these timeout processes has its busy loop
+# running, and it has had CPU time (for wait_until).
+hogs_spinning() {
+	local p c utime
+	for p; do
+		c=$(pgrep -P "$p") || return 1
+		# /proc/PID/stat: utime is field 14 (the command, sh, has no space)
+		utime=$(awk '{ print $14 }' "/proc/$c/stat" 2>/dev/null)
+		[[ $utime =~ ^[0-9]+$ ]] && ((utime > 0)) || return 1
+	done
+}
+
+# softirq_share FILE: the client's softirq time per echo over the server's.
+softirq_share() {
+	awk -F= '/^# server_softirq_us_per_echo=/ { s = $2 }
+		/^# client_softirq_us_per_echo=/ { c = $2 }
+		END { if (s > 0) printf "%.2f\n", c / s; else print "none" }' "$1"
+}
 
 # netns_left: the suite's namespaces and veths (a lister: fails when ip does).
 # shellcheck disable=SC2317 # called through absent
@@ -70,199 +90,218 @@ bypass_cgroups() {
 	[[ -z $cg ]] || find "$cg" -maxdepth 1 -name "echolab-bypass-$PORT"
 }
 
-if case_selected native; then
+test_native() {
+	local entries=() runnable=() e label server out f s missing bad unlisted cpu sums
+	# What compare measures ("label server [start options]", the declared
+	# variants but the bypass) and what of it must run here: the table must
+	# have one row for each of those. "Must run" is the test's own answer,
+	# from what each declaration needs and the platform facts it detects
+	# (platform_lacks), never run.sh's: a server that run.sh wrongly refuses
+	# (a kecho.ko built for another kernel, say) must go missing loudly.
+	mapfile -t entries < <(variants)
+	for e in "${entries[@]}"; do
+		read -r label server _ <<<"$e"
+		[[ -n $(platform_lacks "$server") ]] || runnable+=("$label")
+	done
+	diag "native: expected to run here: ${runnable[*]}"
+
 	# 10,000 echoes: a window of many /proc/stat ticks (10 ms each), so
 	# the CPU per echo cannot round to 0 (with 100 echoes it could).
 	out=$("$RUN" compare -t 50 -r 200 --repeat 1 --out "$TMP/native" 2>&1)
-	ok $? "compare/native: exit 0"
-	is "$(tail -n1 <<<"$out")" "results: $TMP/native" "compare/native: last line names the directory"
+	ok $? "exit 0"
+	is "$(tail -n1 <<<"$out")" "results: $TMP/native" "last line names the directory"
 	for f in meta.txt summary.md boxplot.png cdf.png cpu.png; do
 		[[ -s $TMP/native/$f ]]
-		ok $? "compare/native: $f written"
+		ok $? "$f written"
 	done
 	missing=
 	for s in "${runnable[@]}"; do
 		[[ -s $TMP/native/$s-1.tsv ]] || missing+=" $s-1.tsv"
 		is_png "$TMP/native/scatter-$s.png" || missing+=" scatter-$s.png"
 	done
-	is "$missing" "" "compare/native: a raw file and a scatter plot per server (${runnable[*]})"
+	is "$missing" "" "a raw file and a scatter plot per server expected here"
 	bad=
 	for f in "$TMP"/native/*.png; do is_png "$f" || bad+=" $f"; done
-	is "$bad" "" "compare/native: every PNG is a valid PNG"
+	is "$bad" "" "every PNG is a valid PNG"
 	is "$(summary_rows "$TMP/native/summary.md" | cut -d' ' -f1 | tr '\n' ' ')" "${runnable[*]} " \
-		"compare/native: one client-side row per server that ran, in order"
+		"one client-side row per server that ran, in order"
 	is "$(summary_rows "$TMP/native/summary.md" Server | cut -d' ' -f1 | tr '\n' ' ')" "${runnable[*]} " \
-		"compare/native: one server-side (arrival_us) row per server that ran"
+		"one server-side (arrival_us) row per server that ran"
 	is "$(summary_rows "$TMP/native/summary.md" | grep '^user ')" "user 10000 0" \
-		"compare/native: user row: 10000 samples, 0 failed"
+		"user row: 10000 samples, 0 failed"
 	unlisted=
 	for e in "${entries[@]}"; do
 		read -r label server _ <<<"$e"
 		[[ " ${runnable[*]} " != *" $label "* ]] || continue
 		grep -qE "^- \`$label\`: .+" "$TMP/native/summary.md" || unlisted+=" $label"
 	done
-	is "$unlisted" "" "compare/native: what could not run is listed with a reason"
+	is "$unlisted" "" "what could not run is listed with a reason"
 	grep -q '^git=' "$TMP/native/meta.txt" && grep -q '^bench_args=-t 50 -r 200$' "$TMP/native/meta.txt"
-	ok $? "compare/native: meta.txt has the bench flags and the git revision"
+	ok $? "meta.txt has the bench flags and the git revision"
 	grep -q '^placement=two-machine: ' "$TMP/native/meta.txt" &&
 		grep -q '^# placement=two-machine$' "$TMP/native/user-1.tsv" &&
 		grep -q '^# host=10\.213\.0\.1$' "$TMP/native/user-1.tsv"
-	ok $? "compare/native: two machines by default, recorded in meta.txt and the raw file"
+	ok $? "two machines by default, recorded in meta.txt and the raw file"
 	like "$out" "user running: .*address 10\.213\.0\.1 port" \
-		"compare/native: two machines: the server listens on its veth end only (--addr)"
+		"two machines: the server listens on its veth end only (--addr)"
 	grep -q '^### Verdicts against user' "$TMP/native/summary.md" &&
 		grep -q 'too few runs' "$TMP/native/summary.md"
-	ok $? "compare/native: summary.md leads with the verdicts (one run: too few to judge)"
+	ok $? "summary.md leads with the verdicts (one run: too few to judge)"
 	cpu=$(awk -F' *[|] *' '/^### CPU per echo/ { on = 1 } /^### Response/ { on = 0 }
 		on && $2 == "user" { print $3; exit }' "$TMP/native/summary.md")
 	awk -v c="$cpu" 'BEGIN { exit !(c > 0) }'
-	ok $? "compare/native: user's CPU per echo in summary.md is positive (${cpu:-none})"
-	absent "compare/native: no namespace or veth left" echolab netns_left
+	ok $? "user's CPU per echo in summary.md is positive"
+	diag "native: user's CPU per echo ${cpu:-none}"
+	absent "no namespace or veth left" echolab netns_left
 
 	# compare --summarize: summary.md again from the raw files alone.
-	cp "$TMP/native/summary.md" "$TMP/summary.first"
+	cp "$TMP/native/summary.md" "$TMP/native.summary.first"
 	"$RUN" compare --summarize "$TMP/native" >/dev/null
-	ok $? "compare/summarize: compare --summarize DIR exits 0"
-	is "$(diff "$TMP/summary.first" "$TMP/native/summary.md" && echo same)" same \
-		"compare/summarize: the same summary.md from the raw files and meta.txt alone"
+	ok $? "summarize: compare --summarize DIR exits 0"
+	is "$(diff "$TMP/native.summary.first" "$TMP/native/summary.md" && echo same)" same \
+		"summarize: the same summary.md from the raw files and meta.txt alone"
 
 	# make plots: from the raw files alone, nothing started, nothing rewritten.
 	sums=$(md5sum "$TMP"/native/*.tsv)
 	rm -f "$TMP"/native/*.png
-	out=$(make -s -C "$ROOT" plots RESULTS="$TMP/native" 2>&1)
-	ok $? "compare/plots: make plots RESULTS=dir exits 0"
+	out=$(make -s -C "$ECHOLAB_ROOT" plots RESULTS="$TMP/native" 2>&1)
+	ok $? "plots: make plots RESULTS=dir exits 0"
 	is_png "$TMP/native/boxplot.png" && is_png "$TMP/native/cdf.png"
-	ok $? "compare/plots: boxplot and CDF redrawn"
-	is "$(md5sum "$TMP"/native/*.tsv)" "$sums" "compare/plots: raw files untouched"
+	ok $? "plots: boxplot and CDF redrawn"
+	is "$(md5sum "$TMP"/native/*.tsv)" "$sums" "plots: raw files untouched"
 	[[ ! -e $STATE_DIR ]]
-	ok $? "compare/plots: no server was started"
-fi
+	ok $? "plots: no server was started"
+}
 
-if case_selected sweep; then
-	# --sweep: the comparison for each value, plotted against it.
+# --sweep: the comparison for each value, plotted against it.
+test_sweep() {
+	local out
 	out=$("$RUN" compare --sweep threads=1,5 -r 2 --repeat 1 --out "$TMP/sweep" 2>&1)
-	ok $? "compare/sweep: exit 0"
+	ok $? "exit 0"
 	grep -q '^## threads = 1$' "$TMP/sweep/summary.md" && grep -q '^## threads = 5$' "$TMP/sweep/summary.md"
-	ok $? "compare/sweep: a table per swept value"
+	ok $? "a table per swept value"
 	[[ -s $TMP/sweep/user-threads5-1.tsv ]] && grep -q '^# sweep_value=5' "$TMP/sweep/user-threads5-1.tsv"
-	ok $? "compare/sweep: raw files named and labelled by the value"
+	ok $? "raw files named and labelled by the value"
 	is_png "$TMP/sweep/sweep-latency.png" && is_png "$TMP/sweep/sweep-rps.png"
-	ok $? "compare/sweep: latency and req/s drawn against threads"
-fi
+	ok $? "latency and req/s drawn against threads"
+}
 
-if case_selected loopback; then
-	# --loopback: one network stack, as before two machines were the default.
+# --loopback: one network stack, as before two machines were the default.
+test_loopback() {
+	local out
 	out=$("$RUN" compare --loopback -t 20 -r 2 --repeat 1 --servers user --out "$TMP/lo" 2>&1)
-	ok $? "compare/loopback: exit 0"
+	ok $? "exit 0"
 	is "$(summary_rows "$TMP/lo/summary.md" | grep '^user ')" "user 40 0" \
-		"compare/loopback: user measured, 0 failed"
+		"user measured, 0 failed"
 	grep -q '^# placement=loopback$' "$TMP/lo/user-1.tsv" && grep -q '^# host=127\.0\.0\.1$' "$TMP/lo/user-1.tsv"
-	ok $? "compare/loopback: raw file says which placement and which address"
-fi
+	ok $? "raw file says which placement and which address"
+}
 
-if case_selected placement; then
-	# Where the receive work lands (bench's per-CPU /proc/stat deltas): with
-	# two machines the client's CPUs receive the echoes, as much softirq
-	# work as the server's CPUs do for the requests; on loopback the
-	# server's CPUs receive both directions and the client's little.
-	# softirq_share FILE: the client's softirq time per echo over the server's.
-	softirq_share() {
-		awk -F= '/^# server_softirq_us_per_echo=/ { s = $2 }
-			/^# client_softirq_us_per_echo=/ { c = $2 }
-			END { if (s > 0) printf "%.2f\n", c / s; else print "none" }' "$1"
-	}
-	if ! fact one-cpu >/dev/null; then
-		for p in two-machine loopback; do
-			flag=()
-			[[ $p == two-machine ]] || flag=(--loopback)
-			"$RUN" compare "${flag[@]}" --servers user --repeat 1 -t 10 -d 2 --warmup 1 \
-				--out "$TMP/place-$p" >/dev/null 2>&1
-			ok $? "compare/placement $p: exit 0"
-			share[$p]=$(softirq_share "$TMP/place-$p/user-1.tsv")
-			diag "compare/placement $p: client/server softirq per echo ${share[$p]};" \
-				"$(grep -h '^# softirq_net_rx=' "$TMP/place-$p/user-1.tsv")"
+# Where the receive work lands (bench's per-CPU /proc/stat deltas): with
+# two machines the client's CPUs receive the echoes, as much softirq work
+# as the server's CPUs do for the requests; on loopback the server's CPUs
+# receive both directions and the client's little.
+test_placement() {
+	local p flag=() n
+	local -A share=()
+	if fact one-cpu >/dev/null; then
+		for n in "two-machine: exit 0" "loopback: exit 0" \
+			"two-machine: the client's CPUs receive the echoes (softirq share >= 0.6)" \
+			"loopback: the server's CPUs receive both ways (softirq share < 0.6)"; do
+			skip "$n" one-cpu
 		done
-		awk -v v="${share[two-machine]}" 'BEGIN { exit !(v >= 0.6) }'
-		ok $? "compare/placement two-machine: the client's CPUs receive the echoes (softirq share ${share[two-machine]} >= 0.6)"
-		awk -v v="${share[loopback]}" 'BEGIN { exit !(v < 0.6) }'
-		ok $? "compare/placement loopback: the server's CPUs receive both ways (softirq share ${share[loopback]} < 0.6)"
-	else
-		for p in "two-machine: exit 0" "loopback: exit 0" "two-machine: the client's CPUs" "loopback: the server's CPUs"; do
-			skip "compare/placement $p" one-cpu
-		done
+		return
 	fi
-fi
+	for p in two-machine loopback; do
+		flag=()
+		[[ $p == two-machine ]] || flag=(--loopback)
+		"$RUN" compare "${flag[@]}" --servers user --repeat 1 -t 10 -d 2 --warmup 1 \
+			--out "$TMP/place-$p" >/dev/null 2>&1
+		ok $? "$p: exit 0"
+		share[$p]=$(softirq_share "$TMP/place-$p/user-1.tsv")
+		diag "placement $p: client/server softirq per echo ${share[$p]};" \
+			"$(grep -h '^# softirq_net_rx=' "$TMP/place-$p/user-1.tsv")"
+	done
+	awk -v v="${share[two-machine]}" 'BEGIN { exit !(v >= 0.6) }'
+	ok $? "two-machine: the client's CPUs receive the echoes (softirq share >= 0.6)"
+	awk -v v="${share[loopback]}" 'BEGIN { exit !(v < 0.6) }'
+	ok $? "loopback: the server's CPUs receive both ways (softirq share < 0.6)"
+}
 
-if case_selected verdict; then
-	# One server under two labels: whatever the noise, no difference.
-	# One connection: a client that cannot saturate its CPU, so every
-	# figure is judged (a saturated client's runs leave latency unjudged).
+# One server under two labels: whatever the noise, no difference. One
+# connection: a client that cannot saturate its CPU, so every figure is
+# judged (a saturated client's runs leave latency unjudged).
+test_verdict() {
+	local out verdicts
 	out=$("$RUN" compare --servers user,user --repeat 5 -t 1 -d 2 --warmup 1 --out "$TMP/self" 2>&1)
-	ok $? "compare/verdict: compare --servers user,user exits 0"
+	ok $? "compare --servers user,user exits 0"
 	verdicts=$("$JUDGE" "$TMP"/self/*.tsv | grep '^judge .*label=user-again ' | grep -v 'ratio=- ')
-	is "$(wc -l <<<"$verdicts")" 4 "compare/verdict: user-again judged on 4 figures"
+	is "$(wc -l <<<"$verdicts")" 4 "user-again judged on 4 figures"
 	is "$(grep -vc 'verdict=no difference detected$' <<<"$verdicts")" 0 \
-		"compare/verdict: user against itself: no difference detected on every figure"
+		"user against itself: no difference detected on every figure"
 	[[ $(grep -vc 'verdict=no difference detected$' <<<"$verdicts") == 0 ]] || diag "$verdicts"
 	grep -q 'user-again' "$TMP/self/summary.md" && grep -q 'no difference detected' "$TMP/self/summary.md"
-	ok $? "compare/verdict: summary.md shows the verdict"
+	ok $? "summary.md shows the verdict"
 	grep -q '^# repeat=5$' "$TMP/self/user-again-5.tsv" &&
 		grep -q '^# warmup_s=1' "$TMP/self/user-5.tsv"
-	ok $? "compare/verdict: five runs each, each after a warm-up not recorded"
-fi
+	ok $? "five runs each, each after a warm-up not recorded"
+}
 
-if case_selected precision; then
-	# --repeat MIN-MAX: MIN runs, then one more at a time until every
-	# server's CPU per echo is within +-PCT %. A loose target stops at MIN;
-	# a target no two runs meet (their CPU figures equal to 0.001 %) at MAX.
+# --repeat MIN-MAX: MIN runs, then one more at a time until every server's
+# CPU per echo is within +-PCT %. A loose target stops at MIN; a target no
+# two runs meet (their CPU figures equal to 0.001 %) at MAX.
+test_precision() {
+	local out runs
 	out=$("$RUN" compare --servers user --repeat 2-3 --precision 99 -t 1 -d 1 --warmup 1 --out "$TMP/loose" 2>&1)
-	ok $? "compare/precision: a loose target exits 0"
+	ok $? "a loose target exits 0"
 	runs=("$TMP"/loose/user-*.tsv)
-	is "${#runs[@]}" 2 "compare/precision: a loose target stops at MIN (2 runs)"
+	is "${#runs[@]}" 2 "a loose target stops at MIN (2 runs)"
 	grep -q '^runs=2 (every CPU per echo within +-[0-9.]*%, the target +-99%)$' "$TMP/loose/meta.txt"
-	ok $? "compare/precision: meta.txt says how many runs and why no more"
+	ok $? "meta.txt says how many runs and why no more"
 	grep -q '^Runs per server: 2 (every CPU per echo' "$TMP/loose/summary.md"
-	ok $? "compare/precision: summary.md says it too"
+	ok $? "summary.md says it too"
 	out=$("$RUN" compare --servers user --repeat 2-3 --precision 0.001 -t 1 -d 1 --warmup 1 --out "$TMP/tight" 2>&1)
-	ok $? "compare/precision: an unmet target exits 0"
+	ok $? "an unmet target exits 0"
 	runs=("$TMP"/tight/user-*.tsv)
-	is "${#runs[@]}" 3 "compare/precision: an unmet target stops at MAX (3 runs)"
+	is "${#runs[@]}" 3 "an unmet target stops at MAX (3 runs)"
 	grep -q '^runs=3 (the most, 3: user CPU per echo within +-[0-9.]*%, over the target +-0.001%)$' "$TMP/tight/meta.txt"
-	ok $? "compare/precision: meta.txt says the target was not met"
+	ok $? "meta.txt says the target was not met"
 	grep -q 'after 2 repetitions: user CPU per echo within .*: one more' <<<"$out"
-	ok $? "compare/precision: says why it runs one more"
+	ok $? "says why it runs one more"
 	"$RUN" compare --summarize "$TMP/tight" >/dev/null &&
 		grep -q '^Runs per server: 3 (the most, 3' "$TMP/tight/summary.md"
-	ok $? "compare/precision: --summarize keeps the runs' count and reason"
-fi
+	ok $? "--summarize keeps the runs' count and reason"
+}
 
-if case_selected bypass; then
-	# --bypass: user without and with the sk_msg bypass, side by side.
+# --bypass: user without and with the sk_msg bypass, side by side.
+test_bypass() {
+	local out rows
 	out=$("$RUN" compare --bypass -t 20 -r 2 -m 5 --repeat 1 --out "$TMP/bypass" 2>&1)
-	ok $? "compare/bypass: exit 0"
+	ok $? "exit 0"
 	rows=$(summary_rows "$TMP/bypass/summary.md" | tr '\n' ,)
-	is "$rows" "user 200 0,user-bypass 200 0," "compare/bypass: rows user and user-bypass, 200 samples each, 0 failed"
+	is "$rows" "user 200 0,user-bypass 200 0," "rows user and user-bypass, 200 samples each, 0 failed"
 	is "$(summary_rows "$TMP/bypass/summary.md" Server)" "user 200 0" \
-		"compare/bypass: no server-side time for user-bypass (the bypass hands the client no stamp)"
+		"no server-side time for user-bypass (the bypass hands the client no stamp)"
 	is_png "$TMP/bypass/scatter-user-bypass.png" && is_png "$TMP/bypass/boxplot.png"
-	ok $? "compare/bypass: plotted"
+	ok $? "plotted"
 	grep -q '^bypass=' "$TMP/bypass/meta.txt"
-	ok $? "compare/bypass: meta.txt says what the bypass was"
+	ok $? "meta.txt says what the bypass was"
 	[[ ! -e $STATE_DIR ]]
-	ok $? "compare/bypass: no server state left"
-	absent "compare/bypass: no sockredir left" . processes 'sockredir --port'
-	absent "compare/bypass: no bypass cgroup left" . bypass_cgroups
+	ok $? "no server state left"
+	absent "no sockredir left" . processes 'sockredir --port'
+	absent "no bypass cgroup left" . bypass_cgroups
 	out=$("$RUN" compare --bypass --netem 'loss 1%' 2>&1)
-	is $? 2 "compare/bypass: with --netem exits 2 (nothing to bypass over a veth)"
+	is $? 2 "with --netem exits 2 (nothing to bypass over a veth)"
 	out=$("$RUN" compare --servers user-bypass 2>&1)
-	is $? 2 "compare/bypass: a bypass variant in the two-machine placement exits 2"
-fi
+	is $? 2 "a bypass variant in the two-machine placement exits 2"
+}
 
-if case_selected interrupted; then
-	# Ctrl-C in the middle of a busy machine: compare ends within 2 s, no
-	# server left, the samples so far kept. A CPU hog on every CPU: on a
-	# busy machine bench's load threads (SCHED_IDLE) waited over 10 s for
-	# a CPU to see the stop, and the test's SIGKILL left the server.
+# Ctrl-C in the middle of a busy machine: compare ends within 2 s, no
+# server left, the samples so far kept. A CPU hog on every CPU: on a busy
+# machine bench's load threads (SCHED_IDLE) waited over 10 s for a CPU to
+# see the stop, and the test's SIGKILL left the server.
+test_interrupted() {
+	local rps_before pid i start elapsed_ms rc rows
 	rps_before=$(<"$LO_RPS")
 	# Job control: the job gets its own process group (as at a terminal) and
 	# does not start with SIGINT ignored, as plain background jobs do.
@@ -277,53 +316,58 @@ if case_selected interrupted; then
 		timeout 60 sh -c 'while :; do :; done' &
 		hogs+=($!)
 	done
-	sleep 0.5	# every hog running
+	wait_until 5 hogs_spinning "${hogs[@]}" ||
+		diag "interrupted: not every hog had run 5 s after its start"
 	kill -INT -- "-$pid"
 	start=$(_now_us)
 	wait_until -i 0.02 10 pid_gone "$pid"
 	elapsed_ms=$((($(_now_us) - start) / 1000))
 	kill -KILL -- "-$pid" 2>/dev/null
 	wait "$pid"
-	is $? 130 "compare/interrupted: exit 130"
+	rc=$?
+	is "$rc" 130 "exit 130"
 	((elapsed_ms < 2000))
-	ok $? "compare/interrupted: exits within 2 s of SIGINT, a CPU hog on every CPU"
-	diag "compare/interrupted: exited ${elapsed_ms} ms after SIGINT, beside ${#hogs[@]} CPU hogs"
+	ok $? "exits within 2 s of SIGINT, a CPU hog on every CPU"
+	diag "interrupted: exited ${elapsed_ms} ms after SIGINT, beside ${#hogs[@]} CPU hogs"
 	kill "${hogs[@]}" 2>/dev/null
 	wait "${hogs[@]}" 2>/dev/null
 	hogs=()
 	[[ ! -e $STATE_DIR ]]
-	ok $? "compare/interrupted: no server state left"
-	absent "compare/interrupted: port free" . listeners "$PORT"
-	absent "compare/interrupted: no server process left" . processes "$(server_binary user)"
-	absent "compare/interrupted: no namespace or veth left" echolab netns_left
-	is "$(<"$LO_RPS")" "$rps_before" "compare/interrupted: the loopback's RPS mask restored"
+	ok $? "no server state left"
+	absent "port free" . listeners "$PORT"
+	absent "no server process left" . processes "$(server_binary user)"
+	absent "no namespace or veth left" echolab netns_left
+	is "$(<"$LO_RPS")" "$rps_before" "the loopback's RPS mask restored"
 	rows=$(grep -vc '^#' "$TMP/int/user-1.tsv")
 	((rows > 100))
-	ok $? "compare/interrupted: raw samples kept"
-	diag "compare/interrupted: $rows rows kept"
+	ok $? "raw samples kept"
+	diag "interrupted: $rows rows kept"
 	grep -q "^results: $TMP/int" "$TMP/int.log"
-	ok $? "compare/interrupted: says where the results are"
-fi
+	ok $? "says where the results are"
+}
 
-if case_selected usage; then
+# Usage errors: exit 2, before anything starts or is written.
+test_usage() {
+	local out
 	out=$("$RUN" compare --repeat 0 2>&1)
-	is $? 2 "compare/usage: --repeat 0 exits 2"
+	is $? 2 "--repeat 0 exits 2"
 	out=$("$RUN" compare --repeat 5-3 2>&1)
-	is $? 2 "compare/usage: --repeat MIN-MAX with MAX below MIN exits 2"
+	is $? 2 "--repeat MIN-MAX with MAX below MIN exits 2"
 	out=$("$RUN" compare --precision 0 2>&1)
-	is $? 2 "compare/usage: --precision 0 exits 2"
+	is $? 2 "--precision 0 exits 2"
 	out=$("$RUN" compare --precision lots 2>&1)
-	is $? 2 "compare/usage: --precision that is not a number exits 2"
+	is $? 2 "--precision that is not a number exits 2"
 	out=$("$RUN" compare -t zero --out "$TMP/bad" 2>&1)
-	is $? 2 "compare/usage: a bad bench flag exits 2 before any server starts"
+	is $? 2 "a bad bench flag exits 2 before any server starts"
 	out=$("$RUN" compare --workload nosuch 2>&1)
-	is $? 2 "compare/usage: an unknown workload exits 2"
+	is $? 2 "an unknown workload exits 2"
 	out=$("$RUN" compare --workload busy -t 5 2>&1)
-	is $? 2 "compare/usage: a workload and bench flags together exit 2"
+	is $? 2 "a workload and bench flags together exit 2"
 	out=$("$RUN" compare --servers user,nosuch 2>&1)
-	is $? 2 "compare/usage: an unknown variant in --servers exits 2"
+	is $? 2 "an unknown variant in --servers exits 2"
 	[[ ! -e $TMP/bad ]]
-	ok $? "compare/usage: nothing written on bad usage"
-fi
+	ok $? "nothing written on bad usage"
+}
 
+run_tests
 plan_at_end
