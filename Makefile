@@ -106,11 +106,11 @@ FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho ru
 # itself, and a lossy network under every server) run on the first of
 # KERNELS only.
 VM_ONCE_TESTS := tests/vm-run.t tests/vm-netem.t
-guest_tests = files="$(VM_TESTS)"; for k in $(KERNELS); do \
+guest_tests = { files="$(VM_TESTS)"; for k in $(KERNELS); do \
 		echo "== the guest tests on kernel $$k: $$files"; \
 		ECHOLAB_KERNEL=$$k ./tests/prove.sh $$files || rc=1; \
 		files="$(filter-out $(VM_ONCE_TESTS),$(VM_TESTS))"; \
-	done
+	done; }
 
 check:
 	$(need_root)
