@@ -20,6 +20,12 @@ user_running() {
 	"$RUN" user >/dev/null
 }
 
+# established_at_least N: N connections to the port established, at least.
+established_at_least() {
+	local n
+	n=$(count_of '^ESTAB' connections "$PORT") && ((n >= $1))
+}
+
 # Ctrl-C mid-run: bench stops soon and keeps every finished sample.
 test_interrupted() {
 	local raw bpid start rc elapsed_ms rows
@@ -78,7 +84,7 @@ test_restart_after_kill_9() {
 	user_running
 	"$PROBE" hold "$PORT" 20 3 >/dev/null &
 	PIDS+=($!)
-	sleep 0.5
+	wait_until 5 established_at_least 20
 	kill -9 "$(server_pid)"
 	"$RUN" user >/dev/null
 	ok $? "binds at once with 20 connections of the dead one open"
