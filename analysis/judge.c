@@ -8,9 +8,13 @@
  * interval for it. Per server against the baseline: the ratio, paired by
  * repetition where the runs allow it (the median of the per-repetition
  * ratios, within their order statistics), else the ratio of the medians
- * with a percentile-bootstrap interval; and a verdict that declares a
- * difference only when the whole interval lies beyond the noise threshold
- * (criterion.rs's rule). interval.h has the statistics;
+ * with a percentile-bootstrap interval; each interval with its coverage;
+ * and one of three verdicts: a difference when the whole interval lies
+ * beyond the noise threshold (criterion.rs's rule), equivalent when it
+ * lies within it (an equivalence test's two one-sided bounds), else
+ * inconclusive. CPU per echo falls as the load rises (wake-ups, interrupts
+ * and system calls are shared by more messages), so it is judged only
+ * between runs at the same achieved rate. interval.h has the statistics;
  * docs/bench.md says why these.
  */
 #define _GNU_SOURCE
@@ -77,21 +81,24 @@ struct group {
 		double *v;		/* the runs' figures, ascending */
 		size_t n, excluded;
 		double median, lo, hi, coverage;
-		double ratio, ratio_lo, ratio_hi;
+		double ratio, ratio_lo, ratio_hi, ratio_coverage;
 		size_t pairs;		/* > 0: the ratio is paired by repeat */
 		const char *verdict;
+		char why[96];		/* a verdict that needs figures */
 	} fig[NFIGURES];
 };
 
 static const char *baseline = "user";
 static double threshold = 0.03;
+static double rate_tolerance = 0.02;	/* CPU per echo: rates this close */
 static bool markdown;
 static bool by_arrival;		/* latency from arrival_us, else rtt_us */
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: %s [--baseline LABEL] [--threshold PCT] [--markdown] FILE...\n"
+"Usage: %s [--baseline LABEL] [--threshold PCT] [--rate-tolerance PCT]\n"
+"       [--markdown] FILE...\n"
 "What a comparison's repeated runs support: per server (the label of its\n"
 "raw files, each file one run) and figure, the median over its runs with a\n"
 "95%% interval; per server against the baseline, a ratio with a 95%%\n"
@@ -103,6 +110,12 @@ static void usage(FILE *f)
 "      --threshold PCT the noise threshold: a difference is declared only\n"
 "                      when the whole ratio interval lies beyond 1 +- PCT%%\n"
 "                      (default 3)\n"
+"      --rate-tolerance PCT\n"
+"                      CPU per echo is judged only where the two servers'\n"
+"                      achieved rates (the medians of their runs' req/s)\n"
+"                      differ by at most PCT%% (default 2): it falls as the\n"
+"                      load rises, so at unequal rates it compares loads,\n"
+"                      not servers\n"
 "      --markdown      a table for summary.md, with a paragraph on how to\n"
 "                      read it, instead of one line per server and figure\n"
 "  -h, --help          this text\n"
@@ -122,15 +135,21 @@ static void usage(FILE *f)
 "those ratios, so that a drift of the machine common to a repetition\n"
 "cancels; else (pairs=0) the ratio of the medians within a percentile\n"
 "bootstrap, %d resamples of each server's runs, a fixed seed.\n"
-"Verdicts: faster or slower (p50, p99: lower\n"
-"is faster; rps: higher is faster), cheaper or costlier (cpu), no\n"
-"difference detected, or too few runs (fewer than %d on either side);\n"
-"cpu is not compared where the runs counted other CPUs than the\n"
-"baseline's (cpu_scope differs: 'all', every CPU, against 'split').\n"
+"ratio_coverage= is the ratio's interval's coverage: exact where paired\n"
+"(0.938 for 5 pairs), the bootstrap's nominal 0.950 where not.\n"
+"Verdicts, threshold T: a difference when the whole interval lies beyond\n"
+"1 +- T: faster or slower (p50, p99: lower is faster; rps: higher is\n"
+"faster), cheaper or costlier (cpu); equivalent when it lies within\n"
+"[1 - T, 1 + T]; inconclusive when neither (too noisy to say); too few\n"
+"runs (fewer than %d on either side). cpu is not judged where the runs\n"
+"counted other CPUs than the baseline's (cpu_scope differs: 'all', every\n"
+"CPU, against 'split'), nor where the achieved rates differ by more than\n"
+"--rate-tolerance (closed-loop runs, each server at its own rate).\n"
 "\n"
 "Output, one line per server and figure, the baseline's first:\n"
 "judge label= figure= source= n= excluded= median= lo= hi= coverage= ratio=\n"
-"      ratio_lo= ratio_hi= pairs= verdict=WORDS (the rest of the line;\n"
+"      ratio_lo= ratio_hi= ratio_coverage= pairs= verdict=WORDS (the rest\n"
+"      of the line;\n"
 "      '-' where there is nothing, as the baseline's ratio)\n"
 "Exit status: 0, 1 when a file cannot be read or the baseline has no\n"
 "runs, 2 for bad usage.\n",
@@ -324,7 +343,7 @@ static int describe(struct group *g, enum figure f)
 	fs->coverage = interval_median_ranks(fs->n, CONF, &lo, &hi);
 	fs->lo = fs->n ? fs->v[lo - 1] : NAN;
 	fs->hi = fs->n ? fs->v[hi - 1] : NAN;
-	fs->ratio = fs->ratio_lo = fs->ratio_hi = NAN;
+	fs->ratio = fs->ratio_lo = fs->ratio_hi = fs->ratio_coverage = NAN;
 	fs->verdict = NULL;
 	return 0;
 }
@@ -419,7 +438,7 @@ static size_t pair_up(const struct group *g, const struct group *base,
 		goto unpaired;
 	qsort(r, n, sizeof(*r), stats_cmp_double);
 	fs->ratio = interval_median(r, n);
-	interval_median_ranks(n, CONF, &lo, &hi);
+	fs->ratio_coverage = interval_median_ranks(n, CONF, &lo, &hi);
 	fs->ratio_lo = r[lo - 1];
 	fs->ratio_hi = r[hi - 1];
 	free(r);
@@ -429,12 +448,66 @@ unpaired:
 	return 0;
 }
 
+/* The median achieved rate of a group's runs that count for CPU per
+ * echo (client-bound ones included: they are kept for it). */
+static double cpu_rate(const struct group *g)
+{
+	double *v = malloc((g->nruns ? g->nruns : 1) * sizeof(*v)), m;
+	size_t i, n = 0;
+
+	if (!v)
+		return NAN;
+	for (i = 0; i < g->nruns; i++)
+		if (counts(g->runs[i], CPU) && !isnan(g->runs[i]->rps))
+			v[n++] = g->runs[i]->rps;
+	qsort(v, n, sizeof(*v), stats_cmp_double);
+	m = interval_median(v, n);
+	free(v);
+	return m;
+}
+
+/*
+ * Whether CPU per echo may be compared: the two servers ran at the same
+ * achieved rate, within rate_tolerance. At unequal rates the ratio
+ * compares two loads: the same server costs twice as much per echo at
+ * 10,000 msg/s as at 68,000. Sets fs's verdict when not.
+ */
+static bool equal_load(struct figure_stats *fs, const struct group *g,
+		       const struct group *base)
+{
+	double rg = cpu_rate(g), rb = cpu_rate(base);
+
+	if (isnan(rg) || isnan(rb) || !(rb > 0)) {
+		fs->verdict = "not judged (no achieved rate to match)";
+		return false;
+	}
+	if (fabs(rg / rb - 1.0) <= rate_tolerance + 1e-12)
+		return true;
+	snprintf(fs->why, sizeof(fs->why),
+		 "not judged (rates differ: %.0f against %.0f req/s)", rg, rb);
+	fs->verdict = fs->why;
+	return false;
+}
+
+/* The verdict of a ratio interval [lo, hi] against 1 +- threshold. */
+static const char *verdict(enum figure f, double lo, double hi)
+{
+	if (lo > 1.0 + threshold)
+		return figures[f].lower_is_better ? figures[f].worse :
+		       figures[f].better;
+	if (hi < 1.0 - threshold)
+		return figures[f].lower_is_better ? figures[f].better :
+		       figures[f].worse;
+	if (lo >= 1.0 - threshold && hi <= 1.0 + threshold)
+		return "equivalent";
+	return "inconclusive";
+}
+
 /* g's figure against the baseline's: ratio, interval, verdict. */
 static int compare(struct group *g, const struct group *base, enum figure f)
 {
 	struct figure_stats *fs = &g->fig[f];
 	const struct figure_stats *bs = &base->fig[f];
-	bool higher, lower;
 	uint64_t seed;
 
 	/* CPU per echo over every CPU (the client's too) against one over
@@ -449,6 +522,8 @@ static int compare(struct group *g, const struct group *base, enum figure f)
 		fs->verdict = "too few runs";
 		return 0;
 	}
+	if (f == CPU && !equal_load(fs, g, base))
+		return 0;
 	if (!(bs->median > 0)) {
 		fs->verdict = "no ratio (the baseline's median is 0)";
 		return 0;
@@ -456,17 +531,14 @@ static int compare(struct group *g, const struct group *base, enum figure f)
 	fs->pairs = pair_up(g, base, f, fs);
 	seed = hash(hash(hash(0xcbf29ce484222325ull ^ SEED, g->label),
 			 base->label), figures[f].name);
-	if (!fs->pairs &&
-	    interval_ratio_bootstrap(fs->v, fs->n, bs->v, bs->n, RESAMPLES,
-				     CONF, seed, &fs->ratio_lo, &fs->ratio_hi))
-		return -1;
-	higher = fs->ratio_lo > 1.0 + threshold;
-	lower = fs->ratio_hi < 1.0 - threshold;
-	if (higher || lower)
-		fs->verdict = lower == figures[f].lower_is_better ?
-			      figures[f].better : figures[f].worse;
-	else
-		fs->verdict = "no difference detected";
+	if (!fs->pairs) {
+		if (interval_ratio_bootstrap(fs->v, fs->n, bs->v, bs->n,
+					     RESAMPLES, CONF, seed,
+					     &fs->ratio_lo, &fs->ratio_hi))
+			return -1;
+		fs->ratio_coverage = CONF;
+	}
+	fs->verdict = verdict(f, fs->ratio_lo, fs->ratio_hi);
 	return 0;
 }
 
@@ -510,7 +582,7 @@ static const char *source(const struct group *groups, size_t ngroups,
 
 static void print_lines(const struct group *groups, size_t ngroups)
 {
-	char m[32], lo[32], hi[32], r[32], rlo[32], rhi[32];
+	char m[32], lo[32], hi[32], r[32], rlo[32], rhi[32], rc[32];
 	size_t i;
 	int f;
 
@@ -519,7 +591,7 @@ static void print_lines(const struct group *groups, size_t ngroups)
 			const struct figure_stats *fs = &groups[i].fig[f];
 			const char *ff = figures[f].fmt;
 
-			printf("judge label=%s figure=%s source=%s n=%zu excluded=%zu median=%s lo=%s hi=%s coverage=%.3f ratio=%s ratio_lo=%s ratio_hi=%s pairs=%zu verdict=%s\n",
+			printf("judge label=%s figure=%s source=%s n=%zu excluded=%zu median=%s lo=%s hi=%s coverage=%.3f ratio=%s ratio_lo=%s ratio_hi=%s ratio_coverage=%s pairs=%zu verdict=%s\n",
 			       groups[i].label, figures[f].name,
 			       source(groups, ngroups, (enum figure)f), fs->n,
 			       fs->excluded,
@@ -529,6 +601,7 @@ static void print_lines(const struct group *groups, size_t ngroups)
 			       fmt(r, sizeof(r), "%.3f", fs->ratio),
 			       fmt(rlo, sizeof(rlo), "%.3f", fs->ratio_lo),
 			       fmt(rhi, sizeof(rhi), "%.3f", fs->ratio_hi),
+			       fmt(rc, sizeof(rc), "%.3f", fs->ratio_coverage),
 			       fs->pairs, fs->verdict ? fs->verdict : "-");
 		}
 }
@@ -603,21 +676,25 @@ static void print_markdown(const struct group *groups, size_t ngroups)
 	       "slowed both runs of its pair, and cancels. Otherwise, marked\n"
 	       "\"unpaired\", it is the ratio of the medians with a 95%%\n"
 	       "percentile-bootstrap interval (%d resamples of each server's\n"
-	       "runs, a fixed seed). A difference is declared only when that\n"
-	       "whole interval lies beyond 1 ± %g%% (the noise threshold):\n"
-	       "faster or slower for latency (lower is faster) and req/s\n"
-	       "(higher is faster), cheaper or costlier for the server's CPU\n"
-	       "per echo; otherwise \"no difference detected\", and \"too few\n"
-	       "runs\" with fewer than %d on either side; CPU per echo counted\n"
-	       "over other CPUs than the baseline's (cpu_scope) is \"not\n"
-	       "comparable\". Client-bound runs\n"
+	       "runs, a fixed seed). Each ratio's interval is followed by its\n"
+	       "coverage. Three verdicts, against the noise threshold of\n"
+	       "±%g%%: a difference when the whole interval lies beyond 1 ± %g%%\n"
+	       "(faster or slower for latency, lower is faster, and req/s,\n"
+	       "higher is faster; cheaper or costlier for the server's CPU per\n"
+	       "echo), \"equivalent\" when it lies within, \"inconclusive\" when\n"
+	       "neither: too noisy to say. \"Too few runs\" with fewer than %d\n"
+	       "on either side. CPU per echo falls as the load rises, so it is\n"
+	       "judged only where both servers ran at the same achieved rate\n"
+	       "(within %g%%): closed-loop runs, each server at its own rate,\n"
+	       "get \"not judged\"; and CPU counted over other CPUs than the\n"
+	       "baseline's (cpu_scope) is \"not comparable\". Client-bound runs\n"
 	       "(bench found the client to be the bottleneck, or the client's\n"
 	       "CPUs were busy %.0f%% of the window or more and the server's\n"
 	       "were not) are left out of latency and req/s, which measured\n"
 	       "the client there, and kept for CPU per echo, the server's cost\n"
 	       "of each echo whoever set the pace. Latency is %s.\n\n",
 	       groups[0].label, MIN_PAIRS, RESAMPLES, 100.0 * threshold,
-	       MIN_RUNS,
+	       100.0 * threshold, MIN_RUNS, 100.0 * rate_tolerance,
 	       100 * CPU_SATURATED,
 	       by_arrival ? "server side (arrival_us)" :
 	       "client side (rtt_us): not every\necho was stamped by the kernel");
@@ -650,11 +727,11 @@ static void print_markdown(const struct group *groups, size_t ngroups)
 			if (i == 0)
 				printf(" baseline |");
 			else if (!isnan(fs->ratio_lo))
-				printf(" %s [%s, %s] %s%s |",
+				printf(" %s [%s, %s] %.1f%% %s%s |",
 				       fmt(a, sizeof(a), "%.3f", fs->ratio),
 				       fmt(b, sizeof(b), "%.3f", fs->ratio_lo),
 				       fmt(c, sizeof(c), "%.3f", fs->ratio_hi),
-				       fs->verdict,
+				       100.0 * fs->ratio_coverage, fs->verdict,
 				       fs->pairs ? "" : " (unpaired)");
 			else if (!isnan(fs->ratio))
 				printf(" %s %s |",
@@ -672,6 +749,7 @@ static void parse_args(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "baseline",  required_argument, NULL, 'b' },
 		{ "threshold", required_argument, NULL, 't' },
+		{ "rate-tolerance", required_argument, NULL, 'r' },
 		{ "markdown",  no_argument,       NULL, 'm' },
 		{ "help",      no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -693,6 +771,14 @@ static void parse_args(int argc, char **argv)
 				usage_error("--threshold: '%s' is not a percentage in [0, 100)",
 					    optarg);
 			threshold /= 100.0;
+			break;
+		case 'r':
+			rate_tolerance = number(optarg);
+			if (isnan(rate_tolerance) || rate_tolerance < 0 ||
+			    rate_tolerance >= 100)
+				usage_error("--rate-tolerance: '%s' is not a percentage in [0, 100)",
+					    optarg);
+			rate_tolerance /= 100.0;
 			break;
 		case 'm':
 			markdown = true;

@@ -284,7 +284,8 @@ judge_dir() {
 		[[ $figure != p50 ]] || EXCLUDED[$label]=$(field "$line" excluded)
 		! hand_runs "$dir" || continue	# one run per server: nothing to judge
 		v=${line##*verdict=}
-		v=${v/no difference detected/no difference}
+		v=${v/no difference detected/no difference}	# judges before 2026-11-25
+		v=${v/not judged (rates differ:*/not judged:\\nrates differ}
 		if [[ $(field "$line" ratio_lo) != - ]]; then
 			# two lines under the name: "ratio verdict", "[lo, hi]"
 			VERDICT[$label.$figure]="$(field "$line" ratio) $v\\n[$(field "$line" ratio_lo), $(field "$line" ratio_hi)]"

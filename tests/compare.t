@@ -14,7 +14,8 @@
 #   loopback     --loopback: user measured, the raw file says where
 #   placement    where the receive work lands: the client's CPUs with two
 #                machines, the server's on loopback (skipped on one CPU)
-#   verdict      --servers user,user, 5 runs each: no difference detected
+#   verdict      --servers user,user, 7 runs each at one offered rate: no
+#                difference declared, CPU per echo judged
 #   precision    --repeat 2-3: a loose --precision stops at MIN, an unmet
 #                one at MAX, and meta.txt and summary.md say why
 #   bypass       --bypass: user and user-bypass side by side, nothing
@@ -228,23 +229,26 @@ test_placement() {
 	ok $? "loopback: the server's CPUs receive both ways (softirq share < 0.6)"
 }
 
-# One server under two labels: whatever the noise, no difference. One
-# connection: a client that cannot saturate its CPU, so every figure is
-# judged (a saturated client's runs leave latency unjudged).
+# One server under two labels: whatever the noise, no difference. Open
+# loop at one light rate: a client that cannot saturate its CPU, so every
+# figure is judged (a saturated client's runs leave latency unjudged), CPU
+# per echo too (both at the same achieved rate). Seven pairs: [min, max]
+# of five pairs' ratios misses the true ratio 6.25% of the time, so one of
+# four figures would often be declared different where none is.
 test_verdict() {
 	local out verdicts
-	out=$("$RUN" compare --servers user,user --repeat 5 -t 1 -d 2 --warmup 1 --out "$TMP/self" 2>&1)
+	out=$("$RUN" compare --servers user,user --repeat 7 -c 4 -R 2000 -d 2 --warmup 1 --out "$TMP/self" 2>&1)
 	ok $? "compare --servers user,user exits 0"
 	verdicts=$("$JUDGE" "$TMP"/self/*.tsv | grep '^judge .*label=user-again ' | grep -v 'ratio=- ')
-	is "$(wc -l <<<"$verdicts")" 4 "user-again judged on 4 figures"
-	is "$(grep -vc 'verdict=no difference detected$' <<<"$verdicts")" 0 \
-		"user against itself: no difference detected on every figure"
-	[[ $(grep -vc 'verdict=no difference detected$' <<<"$verdicts") == 0 ]] || diag "$verdicts"
-	grep -q 'user-again' "$TMP/self/summary.md" && grep -q 'no difference detected' "$TMP/self/summary.md"
+	is "$(wc -l <<<"$verdicts")" 4 "user-again judged on 4 figures, CPU per echo included"
+	is "$(grep -Evc 'verdict=(equivalent|inconclusive)$' <<<"$verdicts")" 0 \
+		"user against itself: equivalent or inconclusive on every figure, never a difference"
+	[[ $(grep -Evc 'verdict=(equivalent|inconclusive)$' <<<"$verdicts") == 0 ]] || diag "$verdicts"
+	grep -Eq '^\| user-again \|.* (equivalent|inconclusive) \|$' "$TMP/self/summary.md"
 	ok $? "summary.md shows the verdict"
-	grep -q '^# repeat=5$' "$TMP/self/user-again-5.tsv" &&
+	grep -q '^# repeat=7$' "$TMP/self/user-again-7.tsv" &&
 		grep -q '^# warmup_s=1' "$TMP/self/user-5.tsv"
-	ok $? "five runs each, each after a warm-up not recorded"
+	ok $? "seven runs each, each after a warm-up not recorded"
 }
 
 # --repeat MIN-MAX: MIN runs, then one more at a time until every server's

@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # analysis/judge on synthetic raw files: servers drawn from one distribution
-# get no verdict, servers clearly apart get the verdict that points the
-# right way, client-bound runs are left out of latency and counted, too
-# few runs get no verdict, bad input says why. No root, no server;
-# KEEP=1 keeps the generated files. Its cases:
+# are never declared different, servers clearly apart get the verdict that
+# points the right way, CPU per echo is judged only at equal rates,
+# client-bound runs are left out of latency and counted, too few runs get
+# no verdict, bad input says why. No root, no server; KEEP=1 keeps the
+# generated files. Its cases:
 #   help               --help: exit 0, names its flags
 #   same-distribution  two labels from one distribution (four data sets):
-#                      no difference for every figure
-#   same-runs          the same runs under two labels: no difference, ratio 1
-#   apart              servers clearly apart: faster, slower, cheaper,
-#                      costlier the right way; ratios and the baseline's line
+#                      equivalent or inconclusive for every figure
+#   same-runs          the same runs under two labels at equal load:
+#                      equivalent on every figure, CPU per echo too; ratio 1
+#   apart              servers clearly apart: faster, slower the right way;
+#                      ratios and the baseline's line
+#   equal-load         at one rate, cheaper and costlier the right way, an
+#                      8% difference in 1% noise declared, one in 10% not
+#   unequal-rates      rates 5% apart: CPU per echo not judged, saying why;
+#                      --rate-tolerance 10 judges it
+#   coverage           5 pairs: the ratio's interval covers 93.75%, said in
+#                      the line and the table
 #   cpu-scope          cpu_scope all against the baseline's split: CPU not
 #                      compared, latency still judged
 #   threshold          --threshold 70: differences inside it not declared
@@ -19,6 +27,7 @@
 #   known-medians      rps and cpu medians of runs with no noise
 #   paired             6% dearer under a 15% drift, paired by repeat=: costlier
 #   unpaired           the same without partners: the drift hides it
+#                      (inconclusive)
 #   paired-twins       the same drifting runs under two labels: ratio 1 exactly
 #   two-directories    two compares' files: pairs within each, no warning
 #   unpartnered        a run without a partner unpairs the server
@@ -36,7 +45,8 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-ALL_TESTS="help same-distribution same-runs apart cpu-scope threshold
+ALL_TESTS="help same-distribution same-runs apart equal-load unequal-rates
+	coverage cpu-scope threshold
 	other-baseline reproducible known-medians paired unpaired paired-twins
 	two-directories unpartnered client-bound too-few-runs no-cpu no-stamps
 	window server-name gzipped bad-input markdown agreement"
@@ -55,8 +65,10 @@ rnd() {
 }
 
 # mkrun FILE LABEL REPEAT LAT_US RPS CPU_CENTI: one run, 200 ok samples.
-# The run's level is LAT_US, RPS and CPU_CENTI/100 give or take NOISE per
-# mille (default 50); its samples' arrival_us spread uniformly from half
+# The run's level is LAT_US and CPU_CENTI/100 give or take NOISE per mille
+# (default 50), RPS give or take RPS_NOISE (default NOISE, at most 10: an
+# open-loop run achieves its offered rate within a percent, so runs at one
+# rate are at equal load); its samples' arrival_us spread uniformly from half
 # to 1.5 times its level, rtt_us 5 us later. BOUND=client writes
 # bottleneck=client; NOSTAMP=1 leaves arrival_us '-'; NOCPU=1 leaves out
 # server_cpu_us_per_echo; WINDOW=S adds window_s; SWEEP=V sweep_value;
@@ -64,12 +76,13 @@ rnd() {
 # SCALE=PERMILLE slows the whole machine by that much (1000: not at all).
 mkrun() {
 	local file=$1 label=$2 rep=$3 lat=$4 rps=$5 cpu=$6 i n=200 a arr
-	local noise=${NOISE:-50} scale=${SCALE:-1000}
+	local noise=${NOISE:-50} scale=${SCALE:-1000} rnoise
+	rnoise=${RPS_NOISE:-$((${NOISE:-50} < 10 ? ${NOISE:-50} : 10))}
 	lat=$((lat * scale / 1000)) rps=$((rps * 1000 / scale)) cpu=$((cpu * scale / 1000))
 	rnd
 	lat=$((lat * (1000 - noise + r * 2 * noise / 1000) / 1000))
 	rnd
-	rps=$((rps * (1000 - noise + r * 2 * noise / 1000) / 1000))
+	rps=$((rps * (1000 - rnoise + r * 2 * rnoise / 1000) / 1000))
 	rnd
 	cpu=$((cpu * (1000 - noise + r * 2 * noise / 1000) / 1000))
 	{
@@ -117,13 +130,14 @@ line() { grep -E "^judge label=$2 figure=$3 " <<<"$1"; }
 # verdict OUTPUT LABEL FIGURE: its verdict (the rest of the line).
 verdict() { line "$@" | sed 's/.* verdict=//'; }
 
-# no_difference NAME OUTPUT LABEL: every figure of LABEL is judged the same.
+# no_difference NAME OUTPUT LABEL [WORDS]: no figure of LABEL is declared
+# different: each is equivalent or inconclusive (or WORDS, a regex).
 no_difference() {
-	local name=$1 out=$2 label=$3 f got=()
+	local name=$1 out=$2 label=$3 want=${4:-equivalent|inconclusive} f got=()
 	for f in p50 p99 rps cpu; do
 		got+=("$f: $(verdict "$out" "$label" "$f")")
 	done
-	is "$(printf '%s\n' "${got[@]}")" "$(printf '%s: no difference detected\n' p50 p99 rps cpu)" "$name"
+	like "$(printf '%s\n' "${got[@]}")" "^p50: ($want)"$'\n'"p99: ($want)"$'\n'"rps: ($want)"$'\n'"cpu: ($want)\$" "$name"
 }
 
 # ---- fixtures: sets of files several cases read, each made once and
@@ -143,6 +157,20 @@ same_set() {
 	seed=$((s * 7919))
 	NOISE=$noise runs "same$1" user "$count" "$lat" "$rps" "$cpu"
 	NOISE=$noise runs "same$1" other "$count" "$lat" "$rps" "$cpu"
+}
+
+# equal_runs: equal/, user, cheap and dear at one rate, 5 runs each, and
+# near (8% dearer) in 1% noise; near10/: the same 8% in 10% noise.
+equal_runs() {
+	[[ ! -d $dir/equal ]] || return 0
+	seed=44
+	runs equal user 5 100 20000 1500
+	runs equal cheap 5 100 20000 900
+	runs equal dear 5 100 20000 2400
+	mkdir -p "$dir/near10"
+	NOISE=10 runs equal near 5 100 20000 1620
+	NOISE=100 runs near10 user 5 100 20000 1500
+	NOISE=100 runs near10 near 5 100 20000 1620
 }
 
 # apart_runs: apart/, user, fast and slow clearly apart, 5 runs each.
@@ -198,7 +226,7 @@ test_help() {
 	like "$out" "--baseline LABEL.*--threshold PCT.*--markdown" "names its flags"
 }
 
-# ---- one distribution, two labels: no difference --------------------------------
+# ---- one distribution, two labels: never a difference ----------------------------
 
 test_same_distribution() {
 	local set out count noise
@@ -206,7 +234,7 @@ test_same_distribution() {
 		same_set "$set"
 		read -r _ count _ _ _ noise <<<"${SAME_SETS[set - 1]}"
 		out=$("$JUDGE" "$dir/same$set"/*.tsv)
-		no_difference "set $set ($count runs, noise $((noise / 10))%): no difference for every figure" "$out" other
+		no_difference "set $set ($count runs, noise $((noise / 10))%): equivalent or inconclusive, every figure" "$out" other
 	done
 }
 
@@ -216,7 +244,7 @@ test_same_runs() {
 	same_set 1
 	twins same1 copy
 	out=$("$JUDGE" "$dir"/copy/*.tsv)
-	no_difference "no difference for every figure" "$out" twin
+	no_difference "equivalent on every figure, CPU per echo too" "$out" twin equivalent
 	like "$(line "$out" twin p50)" " ratio=1\.000 " "ratio 1"
 }
 
@@ -230,15 +258,58 @@ test_apart() {
 		is "$(verdict "$out" fast "$f")" faster "fast is faster ($f)"
 		is "$(verdict "$out" slow "$f")" slower "slow is slower ($f)"
 	done
-	is "$(verdict "$out" fast cpu)" cheaper "less CPU per echo is cheaper"
-	is "$(verdict "$out" slow cpu)" costlier "more CPU per echo is costlier"
 	like "$(line "$out" fast p50)" " ratio=0\.[0-9]+ ratio_lo=0\.[0-9]+ ratio_hi=0\.[0-9]+ " \
 		"a lower latency is a ratio below 1, interval too"
 	like "$(line "$out" fast rps)" " ratio=1\.[0-9]+ ratio_lo=1\.[0-9]+ ratio_hi=1\.[0-9]+ " \
 		"more requests a second is a ratio above 1, interval too"
-	like "$(line "$out" user p50)" "^judge label=user figure=p50 source=arrival_us n=5 excluded=0 median=[0-9.]+ lo=[0-9.]+ hi=[0-9.]+ coverage=0\.938 ratio=- ratio_lo=- ratio_hi=- pairs=0 verdict=-$" \
+	like "$(line "$out" user p50)" "^judge label=user figure=p50 source=arrival_us n=5 excluded=0 median=[0-9.]+ lo=[0-9.]+ hi=[0-9.]+ coverage=0\.938 ratio=- ratio_lo=- ratio_hi=- ratio_coverage=- pairs=0 verdict=-$" \
 		"the baseline's line: its median, no ratio, 5 runs cover 93.8%"
 	is "$(head -n1 <<<"$out" | cut -d' ' -f2)" label=user "the baseline comes first"
+}
+
+# At one rate, CPU per echo is judged: cheaper and costlier the right way;
+# 8% in 1% noise is declared, in 10% it is inconclusive, never equivalent.
+test_equal_load() {
+	local out
+	equal_runs
+	out=$("$JUDGE" "$dir"/equal/*.tsv)
+	is "$(verdict "$out" cheap cpu)" cheaper "less CPU per echo at one rate is cheaper"
+	is "$(verdict "$out" dear cpu)" costlier "more CPU per echo at one rate is costlier"
+	like "$(line "$out" dear cpu)" " ratio=1\.[0-9]+ ratio_lo=1\.[0-9]+ ratio_hi=1\.[0-9]+ ratio_coverage=0\.938 pairs=5 " \
+		"a higher cost is a ratio above 1, paired over 5 repetitions"
+	is "$(verdict "$out" near cpu)" costlier "8% dearer in 1% noise: costlier"
+	out=$("$JUDGE" "$dir"/near10/*.tsv)
+	is "$(verdict "$out" near cpu)" inconclusive "8% dearer in 10% noise: inconclusive, not equivalent"
+}
+
+# Rates 5% apart: the CPU per echo of two loads, not of two servers.
+test_unequal_rates() {
+	local out
+	seed=46
+	runs rates user 5 100 20000 1500
+	RPS_NOISE=0 runs rates other 5 100 21000 1500
+	out=$("$JUDGE" "$dir"/rates/*.tsv)
+	like "$(verdict "$out" other cpu)" "^not judged \(rates differ: 2[01][0-9]{3} against (19|20)[0-9]{3} req/s\)$" \
+		"rates 5% apart: CPU per echo not judged, the rates said"
+	like "$(line "$out" other cpu)" " ratio_lo=- ratio_hi=- " "rates 5% apart: no interval"
+	is "$(verdict "$out" other rps)" faster "rates 5% apart: req/s still judged"
+	out=$("$JUDGE" --rate-tolerance 10 "$dir"/rates/*.tsv)
+	like "$(verdict "$out" other cpu)" "^(equivalent|inconclusive)$" "--rate-tolerance 10: judged"
+	out=$("$JUDGE" --markdown "$dir"/rates/*.tsv)
+	like "$(grep '^| other |' <<<"$out")" "not judged \(rates differ: [0-9]+ against [0-9]+ req/s\) \|$" "--markdown: the refusal in the table"
+	like "$out" "judged only where both servers ran at the same achieved rate" "--markdown: the paragraph says why"
+}
+
+# Five pairs: [min, max] of their ratios covers 1 - 2/32 = 93.75%.
+test_coverage() {
+	local out
+	equal_runs
+	out=$("$JUDGE" "$dir"/equal/user-*.tsv "$dir"/equal/cheap-*.tsv)
+	like "$(line "$out" cheap cpu)" " ratio_coverage=0\.938 pairs=5 " "5 pairs: ratio_coverage=0.938"
+	out=$("$JUDGE" "$dir"/equal/user-*.tsv "$dir"/equal/cheap-[1-4].tsv)
+	like "$(line "$out" cheap cpu)" " ratio_coverage=0\.950 pairs=0 " "4 runs, unpaired: the bootstrap's 0.950"
+	out=$("$JUDGE" --markdown "$dir"/equal/user-*.tsv "$dir"/equal/cheap-*.tsv)
+	like "$(grep '^| cheap |' <<<"$out")" "\] 93\.8% cheaper \|$" "--markdown: 93.8% after the interval"
 }
 
 # CPU counted over every CPU (kecho's unbound workqueue) against the
@@ -262,7 +333,7 @@ test_cpu_scope() {
 test_threshold() {
 	local out
 	apart_runs
-	out=$("$JUDGE" --threshold 70 "$dir"/apart/*.tsv)
+	out=$("$JUDGE" --threshold 70 --rate-tolerance 60 "$dir"/apart/*.tsv)
 	no_difference "--threshold 70: differences inside it are not declared" "$out" fast
 }
 
@@ -303,20 +374,20 @@ test_paired() {
 	drift_runs
 	out=$("$JUDGE" "$dir"/drift/*.tsv)
 	is "$(verdict "$out" dearer cpu)" costlier "6% dearer in every repetition is costlier under a 15% drift"
-	like "$(line "$out" dearer cpu)" " ratio=1\.0[5-7][0-9] ratio_lo=1\.0[3-9][0-9] ratio_hi=1\.0[5-9][0-9] pairs=8 " \
+	like "$(line "$out" dearer cpu)" " ratio=1\.0[5-7][0-9] ratio_lo=1\.0[3-9][0-9] ratio_hi=1\.0[5-9][0-9] ratio_coverage=0\.992 pairs=8 " \
 		"the median of the 8 pairs' ratios, near 1.06"
 	out=$("$JUDGE" --markdown "$dir"/drift/*.tsv)
-	like "$out" "\] costlier \|" "--markdown: a paired ratio carries no mark"
+	like "$out" "\] 99\.2% costlier \|" "--markdown: a paired ratio carries its coverage, no mark"
 }
 
 test_unpaired() {
 	local out
 	drift_runs
 	out=$("$JUDGE" "$dir"/nopair/*.tsv)
-	is "$(verdict "$out" dearer cpu)" "no difference detected" "no partner of the same repeat: the drift hides it"
+	is "$(verdict "$out" dearer cpu)" inconclusive "no partner of the same repeat: the drift hides it (inconclusive)"
 	like "$(line "$out" dearer cpu)" " pairs=0 " "pairs=0"
 	out=$("$JUDGE" --markdown "$dir"/nopair/*.tsv)
-	like "$out" "no difference detected \(unpaired\) \|" "--markdown: an unpaired ratio says so"
+	like "$out" "\] 95\.0% inconclusive \(unpaired\) \|" "--markdown: an unpaired ratio says so, with its nominal coverage"
 }
 
 # The same drifting runs under two labels: every pair's ratio is 1.
@@ -325,8 +396,9 @@ test_paired_twins() {
 	drift_runs
 	twins drift drifttwin
 	out=$("$JUDGE" "$dir"/drifttwin/*.tsv)
-	no_difference "the same drifting runs under two labels, no difference" "$out" twin
-	like "$(line "$out" twin cpu)" " ratio=1\.000 ratio_lo=1\.000 ratio_hi=1\.000 pairs=8 " "identical pairs give 1 exactly"
+	no_difference "the same drifting runs under two labels: equivalent" "$out" twin equivalent
+	like "$(line "$out" twin cpu)" " ratio=1\.000 ratio_lo=1\.000 ratio_hi=1\.000 ratio_coverage=0\.992 pairs=8 verdict=equivalent$" \
+		"identical pairs give 1 exactly: equivalent"
 }
 
 # Two compares' files together: each repetition pairs within its own
@@ -466,12 +538,16 @@ test_markdown() {
 	local out
 	apart_runs
 	few_runs
+	equal_runs
 	out=$("$JUDGE" --markdown "$dir"/apart/*.tsv "$dir"/few/two-*.tsv)
 	like "$out" $'\n\\| server \\| runs \\| p50 \\(us\\) \\| p50 vs user \\|' "the table's header"
-	like "$(grep '^| fast |' <<<"$out")" "^\| fast \| 5 \| [0-9.]+ \[[0-9.]+, [0-9.]+\] \| 0\.[0-9]+ \[0\.[0-9]+, 0\.[0-9]+\] faster \|.* cheaper \|$" \
-		"a row with medians, intervals and verdicts"
+	like "$(grep '^| fast |' <<<"$out")" "^\| fast \| 5 \| [0-9.]+ \[[0-9.]+, [0-9.]+\] \| 0\.[0-9]+ \[0\.[0-9]+, 0\.[0-9]+\] 93\.8% faster \|.* not judged \(rates differ: [0-9]+ against [0-9]+ req/s\) \|$" \
+		"a row with medians, intervals, coverages and verdicts; CPU at another rate not judged"
 	like "$(grep '^| two |' <<<"$out")" "too few runs" "too few runs said"
-	like "$out" "beyond 1 ± 3% .*left out of latency" "the paragraph says the threshold and what is left out"
+	like "$out" "beyond 1 ± 3%.*\"equivalent\" when it lies within, \"inconclusive\" when.*left out of latency" \
+		"the paragraph says the threshold, the three verdicts and what is left out"
+	out=$("$JUDGE" --markdown "$dir"/equal/*.tsv)
+	like "$(grep '^| dear |' <<<"$out")" " costlier \|$" "at equal load, the CPU verdict in the row"
 }
 
 # ---- cmd/agreement.sh: back-to-back comparisons side by side -------------------------
@@ -494,7 +570,7 @@ test_agreement() {
 		"ebpf costlier in both, identical, and costlier judged together"
 	like "$(grep '^| user |' <<<"$out")" '^\| user \| .* \| baseline / baseline \| yes \| baseline \|$' "user is the baseline in both"
 	out=$("$agree" "$dir/agree-1" "$dir/agree-2" "$dir/agree-3")
-	like "$(grep '^| ebpf |' <<<"$out")" '/ no difference detected \([0-9.]+\) \| no \| [a-z ]+ \([0-9.]+ \[[0-9.]+, [0-9.]+\]\) \|$' \
+	like "$(grep '^| ebpf |' <<<"$out")" '/ (equivalent|inconclusive) \([0-9.]+\) \| no \| [a-z ]+ \([0-9.]+ \[[0-9.]+, [0-9.]+\]\) \|$' \
 		"a third comparison with another verdict: not identical"
 	spread=$(grep '^| ebpf |' <<<"$out" | awk -F' [|] ' '{ print $3 }')
 	like "$spread" '^(4[0-9]|5[0-9]|6[0-9])\.[0-9]%$' "the spread is max / min - 1 (15 against 10)"
