@@ -30,20 +30,39 @@ NS_SRV_IP=10.213.0.1
 NS_CLI_IP=10.213.0.2
 NETEM=		# --netem: tc netem's parameters on both ends of the veth
 
-# The headline workloads (--workload), each a steady state: a second of
-# warm-up, not recorded, then five measured seconds; twenty for ping-pong,
-# whose CPU per echo varies most from run to run (coefficient of variation
-# over 15 runs, median of 12 servers' sets: 8.0% at 5 s, 7.2% at 20 s).
+# The workloads (--workload), each a steady state: a second of warm-up,
+# not recorded, then five measured seconds; twenty for ping-pong, whose CPU
+# per echo varies most from run to run (coefficient of variation over 15
+# runs, median of 12 servers' sets: 8.0% at 5 s, 7.2% at 20 s).
+# load and load1000 are open loop (bench's event engine, Poisson
+# arrivals): every server is offered the same rates, --rates or
+# EQUAL_POINTS of the lowest capacity. CPU per echo falls as the load
+# rises (user: 20 us at 10,500 msg/s, 10 at 68,000), so only equal rates
+# compare servers. The others are closed loop: each server runs at its own
+# rate, which gives its capacity, never a CPU verdict (judge refuses one).
 declare -A WORKLOADS=(
+	[load]="-c 50 -d 5 --warmup 1"
+	[load1000]="-c 1000 -d 5 --warmup 1"
 	[busy]="-t 50 -d 5 --warmup 1"
 	[pingpong]="-t 1 -d 20 --warmup 1"
 	[connect]="-t 1000 -d 5 -m 1 --warmup 1"
 )
-DEFAULT_WORKLOAD=busy
+DEFAULT_WORKLOAD=load
+# The equal loads, as fractions of the lowest capacity among the servers:
+# every server carries each, and the client sends each with room to spare.
+EQUAL_POINTS="0.25 0.5 0.75"
+# A point counts when the run achieved its offered rate within this share
+# (judge's own rate rule for CPU per echo is the same 2%).
+RATE_TOLERANCE=0.02
 
 # Set by the command line.
 PORT=${ECHOLAB_PORT:-$DEFAULT_PORT}	# run.sh bench --port sets it
 PLACEMENT=two-machine	# or loopback
+EQUAL=0			# open loop at equal rates (--rates, or load's default)
+RATES_SET=		# --rates given
+SIZES=()		# --sizes: the comparison once per message size
+SIZE=			# --size: this comparison's message size (bench -s)
+ORDER_SEED=		# --seed: each repetition's random order from it
 WHERE=native		# the raw files' where=: native, or vm inside the guest
 COMPARE_BYPASS=0
 REPEAT=5		# --repeat MIN[-MAX]: at least REPEAT runs per server,
@@ -76,17 +95,20 @@ NETNS_UP=
 compare_usage() {
 	cat <<EOF
 Usage: sudo ./run.sh compare [--loopback | --vm] [--netem SPEC] [--bypass]
-                             [--workload busy|pingpong|connect | --curve [--bound US] [--points F,..]]
+                             [--workload load|load1000|busy|pingpong|connect | --curve [--bound US] [--points F,..]]
+                             [--rates R,...] [--sizes S,...] [--seed N]
                              [--repeat N | --repeat MIN-MAX] [--precision PCT]
                              [--servers LABEL,...] [--cpus auto | none | LIST]
                              [--sweep threads=1,10,100 | connections=10,1000 | size=64,1024]
                              [--out DIR] [BENCH-ARGS...]
 
-Measures every server this place can run alike: N repetitions, the servers
-interleaved (each repetition in a rotated order), each run a fresh start of
-the server, a steady-state window and its CPU per echo. Then judges every
-difference against user (analysis/judge: medians, 95% intervals, a verdict)
-and writes summary.md and the plots.
+Measures every server this place can run alike: by default each is offered
+the same open-loop rates, three loads below every server's capacity, for
+N repetitions, the servers interleaved (each repetition in a random order,
+seeded and recorded), each run a fresh start of the server, a steady-state
+window and its CPU per echo. Then judges every difference against user at
+each load (analysis/judge: medians, intervals with their coverage, a
+verdict) and writes summary.md and the plots.
 
 Placement (recorded in meta.txt and every raw file):
   default        two machines on one box: the server in the root namespace
@@ -109,12 +131,29 @@ Placement (recorded in meta.txt and every raw file):
                  bypass joins two sockets of one stack: implies --loopback
 
 What is measured:
-  --workload W   busy (default): 50 connections, each sending as fast as
-                 its echoes return; pingpong: one connection; connect: 1000
-                 clients, a new connection per request. Each runs a 1 s
-                 warm-up, not recorded, then 5 measured seconds (bench
-                 --warmup 1 -d 5); pingpong 20, as one echo in flight
-                 varies more
+  --workload W   load (default): equal load, open loop over 50 connections
+                 (bench's event engine, Poisson arrivals), every server
+                 offered the same rates (--rates); load1000: the same over
+                 1000 connections. At its own rate (closed loop: capacity,
+                 req/s, never a CPU verdict): busy, 50 connections each
+                 sending as fast as its echoes return; pingpong, one
+                 connection; connect, 1000 clients, a new connection per
+                 request. Each runs a 1 s warm-up, not recorded, then 5
+                 measured seconds (bench --warmup 1 -d 5); pingpong 20, as
+                 one echo in flight varies more. load and load1000 take
+                 BENCH-ARGS after their own (--workload load -d 10)
+  --rates R,..   the offered loads, msg/s in total (load, load1000, or
+                 BENCH-ARGS with -c). Default: each server's capacity from
+                 a closed-loop run first, then ${EQUAL_POINTS// /, } of the
+                 lowest. A point a run did not carry (achieved rate off the
+                 offered by more than 2%) is marked and left out of the
+                 verdicts; summary.md says which and whether the client
+                 was the limit
+  --sizes S,..   the whole comparison once per message size (bytes), each
+                 in DIR/size-S/, and a size table in DIR/summary.md: CPU
+                 per echo and per KiB, latency and verdicts at every size
+  --seed N       the seed of each repetition's random server order
+                 (default: drawn, and recorded in meta.txt)
   --repeat MIN-MAX  runs per server (default 5-15): MIN repetitions, then
                  one more at a time until every server's CPU per echo is
                  known within +-PCT % (its median's 95% interval), or MAX
@@ -218,9 +257,34 @@ compare_parse_args() {
 			PRECISION=$2
 			shift
 			;;
+		--rates)
+			[[ ${2:-} =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
+				usage_error "--rates takes offered loads in msg/s, e.g. 10000,20000,40000"
+			SWEEP_KEY=rate
+			IFS=, read -ra SWEEP_VALUES <<<"$2"
+			RATES_SET=1
+			shift
+			;;
+		--sizes)
+			[[ ${2:-} =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
+				usage_error "--sizes takes message sizes in bytes, e.g. 64,1024,16384,65536"
+			IFS=, read -ra SIZES <<<"$2"
+			shift
+			;;
+		--size)	# one of --sizes' comparisons
+			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--size takes a message size in bytes"
+			SIZE=$2
+			shift
+			;;
+		--seed)
+			[[ ${2:-} =~ ^[0-9]{1,9}$ ]] || usage_error "--seed takes a number, 0 to 999999999"
+			ORDER_SEED=$2
+			shift
+			;;
 		--sweep)
 			[[ ${2:-} =~ ^(threads|connections|size|rate)=[0-9]+(,[0-9]+)*$ ]] ||
 				usage_error "--sweep takes threads=N,N,..., connections=N,N,..., rate=N,N,... or size=N,N,..."
+			[[ -z $RATES_SET ]] || usage_error "--sweep and --rates: give one"
 			SWEEP_KEY=${2%%=*}
 			IFS=, read -ra SWEEP_VALUES <<<"${2#*=}"
 			shift
@@ -261,13 +325,39 @@ compare_parse_args() {
 		WORKLOAD=curve
 		[[ $REPEAT_SET ]] || { REPEAT=3; REPEAT_MAX=3; }
 	fi
-	if ((${#BENCH_ARGS[@]})); then
+	if [[ $WORKLOAD == load* ]]; then
+		# An equal-load workload takes bench arguments after its own
+		# (bench's last value of a flag wins): --workload load -d 2.
+		read -ra BENCH_ARGS <<<"${WORKLOADS[$WORKLOAD]} ${BENCH_ARGS[*]}"
+	elif ((${#BENCH_ARGS[@]})); then
 		[[ -z $WORKLOAD || $WORKLOAD == curve ]] ||
 			usage_error "--workload $WORKLOAD and bench arguments '${BENCH_ARGS[*]}': give one or the other"
 	else
+		# --sweep (of anything) with no workload named: the closed loop's.
+		[[ -n $WORKLOAD || -z $SWEEP_KEY || -n $RATES_SET ]] || WORKLOAD=busy
 		WORKLOAD=${WORKLOAD:-$DEFAULT_WORKLOAD}
 		read -ra BENCH_ARGS <<<"${WORKLOADS[$WORKLOAD]}"
 	fi
+	[[ -z $SIZE ]] || BENCH_ARGS+=(-s "$SIZE")
+	if ((${#SIZES[@]})); then
+		[[ -z $SIZE && $SWEEP_KEY != size ]] || usage_error "--sizes sweeps the size itself: drop --size and --sweep size="
+		((CURVE == 0)) || usage_error "--sizes and --curve: measure one at a time"
+		[[ " ${BENCH_ARGS[*]} " != *" -s "* && " ${BENCH_ARGS[*]} " != *" --size "* ]] ||
+			usage_error "--sizes chooses the size: drop -s"
+	fi
+	# Equal load: open loop at rates every server is offered alike.
+	if [[ $WORKLOAD == load* || -n $RATES_SET ]]; then
+		((CURVE == 0)) || usage_error "--curve chooses its rates: drop --rates"
+		[[ " ${BENCH_ARGS[*]} " == *" -c "* || " ${BENCH_ARGS[*]} " == *" --connections "* ]] ||
+			usage_error "--rates needs bench's event engine: give -c N in the bench arguments, or --workload load"
+		[[ " ${BENCH_ARGS[*]} " != *" -R "* && " ${BENCH_ARGS[*]} " != *" --rate "* ]] ||
+			usage_error "equal load chooses the rates (--rates): drop -R"
+		[[ -z $SWEEP_KEY || $SWEEP_KEY == rate ]] ||
+			usage_error "--workload $WORKLOAD sweeps the rate: drop --sweep $SWEEP_KEY"
+		EQUAL=1
+		SWEEP_KEY=rate
+	fi
+	[[ -n $ORDER_SEED ]] || ORDER_SEED=$(((RANDOM * 32768 + RANDOM) % 1000000000))
 	plan >/dev/null	# --servers: unknown or misplaced variants end here
 	# bench judges its own flags (--help last: every flag is parsed first).
 	local err
@@ -497,9 +587,29 @@ plan() {
 	done
 }
 
-# measure_all: REPEAT rounds over the servers, each round in a rotated
-# order (ABCD, BCDA, ...): no server always runs first, or always after
-# the same one, and a drift over the comparison hits every server alike.
+# shuffle N: ORDER becomes 0 .. N-1 in a random order: Fisher-Yates over
+# a generator of our own (the C library's rand() constants), seeded with
+# ORDER_SEED, in this shell: bash reseeds RANDOM in every subshell, and
+# the same seed must give the same orders.
+ORDER=()
+ORDER_STATE=
+shuffle() {
+	local n=$1 i j t
+	[[ -n $ORDER_STATE ]] || ORDER_STATE=$ORDER_SEED
+	ORDER=()
+	for ((i = 0; i < n; i++)); do ORDER+=("$i"); done
+	for ((i = n - 1; i > 0; i--)); do
+		ORDER_STATE=$(((ORDER_STATE * 1103515245 + 12345) % 2147483648))
+		j=$(((ORDER_STATE >> 16) % (i + 1)))
+		t=${ORDER[i]} ORDER[i]=${ORDER[j]} ORDER[j]=$t
+	done
+}
+
+# measure_all: REPEAT rounds over the servers, each round in an order of
+# its own, drawn at random from ORDER_SEED and recorded in meta.txt: no
+# server always runs first, or always after the same one (as a rotation
+# ABCD, BCDA... would have it), and a drift over the comparison hits every
+# server alike.
 measure_all() {
 	local entries=() ok=() e label server args why v tag i k n rep total done_runs=0
 	local sweep_args=()
@@ -518,7 +628,11 @@ measure_all() {
 	done
 	n=${#ok[@]}
 	((n)) || return 0
-	((CURVE == 0)) || probe_capacity "${ok[@]}"
+	if ((CURVE)); then
+		probe_capacity max "$CURVE_POINTS" "${ok[@]}"
+	elif ((EQUAL)) && [[ -z $RATES_SET ]]; then
+		probe_capacity min "$EQUAL_POINTS" "${ok[@]}"
+	fi
 	total=$((n * REPEAT_MAX * ${#SWEEP_VALUES[@]}))
 	((total)) || total=$((n * REPEAT_MAX))
 	local upto=
@@ -550,9 +664,12 @@ measure_all() {
 				fi
 				say "after $((rep - 1)) repetitions: $why: one more"
 			fi
+			shuffle "$n"
 			for ((k = 0; k < n; k++)); do
-				i=$(((k + rep - 1) % n))
+				i=${ORDER[k]}
 				read -r label server args <<<"${ok[i]}"
+				((k)) || echo "order=${tag:+$SWEEP_KEY=$v }repetition $rep: $(for j in "${ORDER[@]}"; do
+					read -r l _ <<<"${ok[j]}"; printf '%s ' "$l"; done)" >>"$OUT/meta.txt"
 				done_runs=$((done_runs + 1))
 				[[ -z ${failed[$label]:-} ]] || continue
 				say "run $done_runs of $upto$total: $label${tag:+ ($SWEEP_KEY=$v)}, repetition $rep of $upto$REPEAT_MAX"
@@ -580,12 +697,15 @@ measure_all() {
 	done
 }
 
-# probe_capacity ENTRY...: --curve: each server's capacity, a closed-loop
-# run of bench's arguments (no -R), then the offered rates: CURVE_POINTS
-# of the highest, rounded to 100 msg/s, one scale for every server so the
-# curves share their points. meta.txt gets the sweep it became.
+# probe_capacity max|min POINTS ENTRY...: each server's capacity, a
+# closed-loop run of bench's arguments (no -R), then the offered rates:
+# POINTS (fractions) of the highest (--curve: one scale for every server,
+# so the curves share their points) or of the lowest (equal load: every
+# server carries every point), rounded to 100 msg/s. meta.txt gets the
+# sweep it became.
 probe_capacity() {
-	local e label server args best
+	local pick=$1 points=$2 e label server args best
+	shift 2
 	: >"$OUT/capacity.txt"
 	for e in "$@"; do
 		read -r label server args <<<"$e"
@@ -593,18 +713,20 @@ probe_capacity() {
 		# shellcheck disable=SC2086 # args: zero or more start options
 		run_one "$label" "$server" -1 "" -- $args || true
 	done
-	best=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^rps=/) { v = substr($i, 5) + 0; if (v > m) m = v } }
-		END { print m + 0 }' "$OUT/capacity.txt")
-	((best > 0)) || die "--curve: no server carried any load in its capacity run ($OUT/capacity.txt)"
+	best=$(awk -v pick="$pick" '{ for (i = 1; i <= NF; i++) if ($i ~ /^rps=/) { v = substr($i, 5) + 0
+			if (!n++ || (pick == "max" ? v > m : v < m)) m = v } }
+		END { print int(m) }' "$OUT/capacity.txt")
+	((best > 0)) || die "capacity: a server carried no load in its closed-loop run ($OUT/capacity.txt): see its lines there"
 	SWEEP_KEY=rate
-	mapfile -t SWEEP_VALUES < <(awk -v c="$best" -v pts="$CURVE_POINTS" 'BEGIN {
+	mapfile -t SWEEP_VALUES < <(awk -v c="$best" -v pts="$points" 'BEGIN {
 		n = split(pts, p, " ")
 		for (i = 1; i <= n; i++) { r = int(c * p[i] / 100 + 0.5) * 100; print (r < 100 ? 100 : r) } }')
-	say "capacity: the most, $best msg/s; offered loads: ${SWEEP_VALUES[*]} msg/s"
+	say "capacity: the $([[ $pick == max ]] && echo most || echo least), $best msg/s; offered loads: ${SWEEP_VALUES[*]} msg/s"
 	{
 		echo "capacity=$best"
+		echo "capacity_of=the $([[ $pick == max ]] && echo highest || echo lowest) of the servers' closed-loop runs (capacity.txt)"
 		echo "sweep=rate=$(IFS=,; echo "${SWEEP_VALUES[*]}")"
-		echo "curve=bound=$BOUND"
+		((CURVE == 0)) || echo "curve=bound=$BOUND"
 	} >>"$OUT/meta.txt"
 }
 
@@ -658,11 +780,13 @@ write_meta() {
 		echo "workload=${WORKLOAD:-custom}"
 		echo "bench_args=${BENCH_ARGS[*]}"
 		if ((REPEAT_MAX > REPEAT)); then
-			echo "repeat=$REPEAT-$REPEAT_MAX (interleaved: each repetition runs every server once, in a rotated order; after $REPEAT, one more until every server's CPU per echo is within +-$PRECISION % at 95%)"
+			echo "repeat=$REPEAT-$REPEAT_MAX (interleaved: each repetition runs every server once, in a random order; after $REPEAT, one more until every server's CPU per echo is within +-$PRECISION % at 95%)"
 		else
-			echo "repeat=$REPEAT (interleaved: each repetition runs every server once, in a rotated order)"
+			echo "repeat=$REPEAT (interleaved: each repetition runs every server once, in a random order)"
 		fi
-		[[ -z $SWEEP_KEY ]] || echo "sweep=$SWEEP_KEY=$(IFS=,; echo "${SWEEP_VALUES[*]}")"
+		echo "order_seed=$ORDER_SEED (--seed: each repetition's order, on an order= line below)"
+		[[ -z $SIZE ]] || echo "size=$SIZE"
+		((${#SWEEP_VALUES[@]} == 0)) || echo "sweep=$SWEEP_KEY=$(IFS=,; echo "${SWEEP_VALUES[*]}")"
 		echo "client=$(client_mode)"
 		[[ -z $NETEM ]] || echo "netem=$NETEM (tc netem, on both ends of the veth)"
 		((COMPARE_BYPASS)) && echo "bypass=user-bypass: sockredir/sockredir (sk_msg), server and bench in its cgroup"
@@ -706,10 +830,60 @@ run_files() {
 	done
 }
 
+# point_state FILE: whether an open-loop run carried the load it was
+# offered, within RATE_TOLERANCE or three standard deviations of a Poisson
+# count of that many arrivals, whichever is wider (a short window at a
+# low rate varies by more than 2% by chance alone): "carried ACHIEVED",
+# "client-limited ACHIEVED" (below, bench's CPUs busy 95% of the window
+# or more), "short ACHIEVED" (below: the server fell behind), or "over
+# ACHIEVED" (above: a late client catching up). ACHIEVED: ok echoes per
+# second of the window, as judge counts them. Closed-loop runs, offered
+# nothing: "carried".
+# shellcheck disable=SC2016 # an awk program, not shell
+point_state() {
+	raw_cat "$1" | awk -v tol="$RATE_TOLERANCE" -F'\t' '
+		/^# [a-z_]+=/ { eq = index($0, "="); meta[substr($0, 3, eq - 3)] = substr($0, eq + 1); next }
+		!/^#/ && $NF == "ok" { ok++ }
+		END {
+			rate = meta["rate"] + 0; w = meta["window_s"] + 0; busy = meta["client_busy_s"] + 0
+			n = split(meta["client_cpus"], parts, ","); ncpu = 0
+			for (i = 1; i <= n; i++) { m = split(parts[i], ab, "-"); ncpu += m == 2 ? ab[2] - ab[1] + 1 : 1 }
+			if (meta["full_ok"] > 0) ok = meta["full_ok"]
+			a = w > 0 ? ok / w : 0
+			if (rate <= 0) { printf "carried %d\n", a; exit }
+			if (w > 0 && 3 / sqrt(rate * w) > tol) tol = 3 / sqrt(rate * w)
+			if (a > (1 + tol) * rate) state = "over"
+			else if (a >= (1 - tol) * rate) state = "carried"
+			else if (w > 0 && ncpu > 0 && busy >= 0.95 * w * ncpu) state = "client-limited"
+			else state = "short"
+			printf "%s %d\n", state, a
+		}'
+}
+
+# verdict_files SWEEP-VALUE: the runs the verdicts judge at that value:
+# every measured server's, but for an open-loop run that did not carry its
+# load (point_state), which is left out and listed on stderr.
+verdict_files() {
+	local v=$1 s f st
+	for s in "${MEASURED[@]}"; do
+		while read -r f; do
+			if ((EQUAL)); then
+				st=$(point_state "$f")
+				if [[ $st != carried* ]]; then
+					echo "${f##*/}: ${st%% *}, ${st##* } of $v msg/s" >&2
+					continue
+				fi
+			fi
+			echo "$f"
+		done < <(run_files "$s" "$v")
+	done
+}
+
 # summary.md: the verdicts first (analysis/judge over the per-run figures),
 # then CPU per echo by kind and the pooled response times for reference.
 write_summary() {
 	local f=$OUT/summary.md s v base files=() line
+	: >"$OUT/judged.txt"
 	base=user
 	[[ " ${MEASURED[*]} " == *" user "* ]] || base=${MEASURED[0]:-user}
 	{
@@ -718,21 +892,34 @@ write_summary() {
 		echo "Kernel ${SUM_KERNEL:-$(uname -r)}, ${SUM_CORES:-$(nproc)} cores. Workload ${WORKLOAD:-custom}: bench ${BENCH_ARGS[*]}"
 		echo "(${SUM_CLIENT:-$(client_mode)}). Placement: ${SUM_PLACEMENT:-$(placement_text)}."
 		echo "Runs per server: $(repeat_text). Interleaved (each repetition runs every"
-		echo "server once, in a rotated order), each a fresh start of the server. Times in"
+		echo "server once, in a random order: meta.txt's order= lines), each a fresh start of the server. Times in"
 		echo "microseconds; CPU per echo is microseconds of CPU time per echoed message"
 		echo "in the measured window (netperf's service demand), from /proc/stat."
 		echo
 		for v in "${SWEEP_VALUES[@]:-}"; do
 			[[ -z $SWEEP_KEY ]] || { echo "## $SWEEP_KEY = $v"; echo; }
-			files=()
-			for s in "${MEASURED[@]}"; do
-				mapfile -t -O "${#files[@]}" files < <(run_files "$s" "$v")
-			done
+			mapfile -t files < <(verdict_files "$v" 2>"$OUT/.left-out")
+			if [[ -s $OUT/.left-out ]]; then
+				echo "Left out of the verdicts: runs that did not achieve the offered $v msg/s"
+				echo "within $(awk -v t="$RATE_TOLERANCE" 'BEGIN { print 100 * t }')%, or a Poisson count's own 3 sd where wider (client-limited:"
+				echo "bench's CPUs were the limit; short: the server fell behind; over: a late"
+				echo "client caught up):"
+				echo
+				sed 's/^/- /' "$OUT/.left-out"
+				echo
+			elif ((EQUAL)); then
+				echo "Every run achieved the offered $v msg/s within $(awk -v t="$RATE_TOLERANCE" 'BEGIN { print 100 * t }')%."
+				echo
+			fi
+			rm -f "$OUT/.left-out"
 			((${#files[@]})) || continue
 			echo "### Verdicts against $base"
 			echo
 			"$JUDGE" --baseline "$base" --markdown "${files[@]}" ||
 				echo "(analysis/judge could not judge these runs: its message is in compare's output)"
+			# The same verdicts as lines, for cmd/sizes.sh's table.
+			"$JUDGE" --baseline "$base" "${files[@]}" 2>/dev/null |
+				sed "s/^judge /judge ${SWEEP_KEY:-value}=${v:--} /" >>"$OUT/judged.txt" || true
 			echo
 			echo "### CPU per echo, by kind (all runs pooled)"
 			echo
@@ -875,6 +1062,33 @@ compare_in_guest() {
 	exit "$rc"
 }
 
+# --sizes: the comparison once per size, each by a compare of its own in
+# OUT/size-S (its rates probed for that size), then the size table.
+compare_sizes() {
+	local s args=() a skip='' rc=0
+	for a in "${GUEST_ARGS[@]}"; do	# the command line minus --vm, --out
+		if [[ -n $skip ]]; then skip=''; continue; fi
+		if [[ $a == --sizes || $a == --seed ]]; then skip=1; continue; fi
+		args+=("$a")
+	done
+	{
+		echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo "sizes=$(IFS=,; echo "${SIZES[*]}")"
+		echo "order_seed=$ORDER_SEED"
+		echo "args=${args[*]}"
+	} >"$OUT/meta.txt"
+	for s in "${SIZES[@]}"; do
+		say "size $s bytes: a comparison of its own in $OUT/size-$s"
+		"$0" "${args[@]}" --size "$s" --seed "$ORDER_SEED" --out "$OUT/size-$s" || rc=$?
+		((rc != 130)) || { echo "results: $OUT"; exit 130; }
+		((rc == 0)) || die "size $s: the comparison failed (exit $rc); the sizes before it are in $OUT"
+	done
+	"$ROOT/cmd/sizes.sh" "$OUT" >"$OUT/summary.md"
+	cat "$OUT/summary.md"
+	echo "results: $OUT"
+	exit 0
+}
+
 # --summarize DIR: summary.md again from DIR's raw files and meta.txt
 # alone (after cmd/thin.sh, or a newer judge); nothing is run.
 compare_resummarize() {
@@ -891,6 +1105,7 @@ compare_resummarize() {
 	SUM_PLACEMENT=$(meta_of placement)
 	SUM_PLACEMENT=${SUM_PLACEMENT#*: }
 	WORKLOAD=$(meta_of workload)
+	[[ $WORKLOAD != load* ]] || EQUAL=1
 	read -ra BENCH_ARGS <<<"$(meta_of bench_args)"
 	REPEAT=$(meta_of repeat)
 	REPEAT=${REPEAT%% *}
@@ -939,6 +1154,7 @@ main() {
 	OUT=${OUT:-$ROOT/results/$(date +%Y%m%d-%H%M%S)-$where_to${ECHOLAB_KERNEL:+-$ECHOLAB_KERNEL}}
 	((VM == 0)) || compare_in_guest
 	mkdir -p "$OUT"
+	((${#SIZES[@]} == 0)) || compare_sizes
 	: >"$OUT/summaries.txt"
 	trap compare_interrupted INT TERM
 	trap compare_cleanup EXIT	# an error must not leave a server or a namespace

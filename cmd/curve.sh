@@ -12,6 +12,9 @@
 #               medians of each point's repetitions, one colour per
 #               server, log latency axis; a client-limited point (any of
 #               its repetitions) is an open circle and never a knee
+#   demand.png  the server's CPU per echo against offered load (the
+#               service-demand curve): each point's median over its
+#               repetitions, with their range
 # and prints, in markdown, each server's knee: the highest achieved load
 # whose p99 stays under the bound (default 1000 us), before the first
 # point over it, for each repetition, then their median (the lower middle
@@ -34,7 +37,7 @@ CLIENT_LIMIT=0.90
 NO_PLOT=0
 
 usage() {
-	sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 meta() { { raw_cat "$1" 2>/dev/null || true; } | sed -n "/^#/!q; s/^# $2=//p" | sed -n 1p; }
@@ -152,10 +155,21 @@ plot() {
 				$2 != off && NR > 1 { print off, med(a), med(p50), med(p99), lim; a = p50 = p99 = ""; lim = 0 }
 				{ off = $2; a = a " " $4; p50 = p50 " " $5; p99 = p99 " " $6; if ($11) lim = 1 }
 				END { if (NR) print off, med(a), med(p50), med(p99), lim }' >"$dir/.curve-$s.tsv"
+		# Per offered rate: CPU per echo's median, min and max.
+		awk -F'\t' -v s="$s" 'NR > 1 && $1 == s && $8 ~ /^[0-9.]+$/ { print $2 "\t" $8 }' "$dir/curve.tsv" |
+			sort -t$'\t' -k1,1n -k2,2g | awk -F'\t' -v OFS='\t' '
+				function flush(   m) {
+					m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+					print off, m, v[1], v[n]
+				}
+				NR > 1 && $1 != off { flush(); n = 0 }
+				{ off = $1; v[++n] = $2 }
+				END { if (n) flush() }' >"$dir/.demand-$s.tsv"
 	done < <(awk -F'\t' 'NR > 1 && !seen[$1]++ { print $1 }' "$dir/curve.tsv")
 	gp_plot curve out="$dir/curve.png" metric="$metric" bound="$BOUND" \
 		data="$dir" servers="${servers[*]}" colours="${colours[*]}"
-	rm -f "$dir"/.curve-*.tsv
+	gp_plot demand out="$dir/demand.png" data="$dir" servers="${servers[*]}" colours="${colours[*]}"
+	rm -f "$dir"/.curve-*.tsv "$dir"/.demand-*.tsv
 }
 
 main() {

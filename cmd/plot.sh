@@ -20,8 +20,9 @@
 #   cdf.png            response-time CDF, log axis
 #   scatter-NAME.png   thread id against response time, one per server
 #   sweep-latency.png, sweep-rps.png   when the files come from a --sweep
-#   curve.png, curve.tsv   latency against load, for compare --curve
-#                      (cmd/curve.sh)
+#   curve.png, demand.png, curve.tsv   latency and CPU per echo against
+#                      offered load, for a rate sweep (compare's equal load,
+#                      --curve; cmd/curve.sh)
 # A run bench found client-bound (the client held the requests back) is
 # named in every title. Nothing is run; the same server has the same place
 # and colour everywhere.
@@ -251,10 +252,13 @@ main() {
 	plot_sweep "$dir" "$tmp"
 	n=$((${#servers[@]} + 2))
 	! plot_cpu "$dir" || n=$((n + 1))
-	# compare --curve: latency against load (cmd/curve.sh).
-	if [[ -f $dir/meta.txt ]] && grep -q '^curve=' "$dir/meta.txt"; then
-		"$ECHOLAB_ROOT/cmd/curve.sh" --bound "$(sed -n 's/^curve=bound=//p' "$dir/meta.txt")" "$dir" >/dev/null &&
-			n=$((n + 1))
+	# A rate sweep (equal load, --curve): latency and CPU per echo against
+	# load (cmd/curve.sh); --curve's bound, else curve.sh's own.
+	if [[ -f $dir/meta.txt ]] && grep -q '^sweep=rate=' "$dir/meta.txt"; then
+		local bound
+		bound=$(sed -n 's/^curve=bound=//p' "$dir/meta.txt")
+		"$ECHOLAB_ROOT/cmd/curve.sh" ${bound:+--bound "$bound"} "$dir" >/dev/null &&
+			n=$((n + 2))
 	fi
 	echo "plots: $n PNG files in $dir ($metric: $what)"
 }

@@ -16,18 +16,28 @@
 #                machines, the server's on loopback (skipped on one CPU)
 #   verdict      --servers user,user, 7 runs each at one offered rate: no
 #                difference declared, CPU per echo judged
+#   equal        the default, equal load (--workload load, short runs):
+#                capacities probed, three rates at 1/4, 1/2, 3/4 of the
+#                lowest, every run offered them; each run judged achieved
+#                within 2% (or a Poisson count's 3 sd) or listed as left
+#                out, and the verdicts judge only those; demand.png drawn;
+#                --seed: the orders recorded, the same seed the same orders
+#   sizes        --sizes 64,4096 --rates 2000: a comparison per size, and
+#                a size table whose CPU per KiB is CPU per echo over KiB
 #   precision    --repeat 2-3: a loose --precision stops at MIN, an unmet
 #                one at MAX, and meta.txt and summary.md say why
 #   bypass       --bypass: user and user-bypass side by side, nothing
 #                left; --bypass with --netem, or in two machines, exit 2
 #   interrupted  Ctrl-C beside a CPU hog on every CPU: exit 130 within 2 s,
 #                no server, namespace or RPS change left, samples kept
-#   usage        bad --repeat, --precision, bench flags, --workload and
-#                --servers exit 2, and write nothing
+#   usage        bad --repeat, --precision, bench flags, --workload,
+#                --servers, --rates, --sizes and --seed, and --rates with
+#                a closed loop or -R, exit 2, and write nothing
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-ALL_TESTS="native sweep loopback placement verdict precision bypass interrupted usage"
+ALL_TESTS="native sweep loopback placement verdict equal sizes precision bypass
+	interrupted usage"
 select_cases "$@"
 root_or_bail_out
 
@@ -251,6 +261,82 @@ test_verdict() {
 	ok $? "seven runs each, each after a warm-up not recorded"
 }
 
+# achieved FILE: ok echoes per second of the window (judge's rps), and the
+# offered rate and the window, as "ACHIEVED OFFERED WINDOW".
+achieved() {
+	awk '/^# rate=/ { sub(/^# rate=/, ""); r = $0 } /^# window_s=/ { sub(/^# window_s=/, ""); w = $0 }
+		!/^#/ && $NF == "ok" { ok++ } END { printf "%d %d %s\n", (w > 0 ? ok / w : 0), r, w }' "$1"
+}
+
+# The default: equal offered load at three rates from the capacities.
+test_equal() {
+	local dir=$TMP/equal out rc cap rates r f a o w judged kept left bad=0 n=0
+	out=$(bounded 600 "$RUN" compare --servers user,ebpf --workload load -c 10 -d 2 --repeat 3 --seed 7 \
+		--out "$dir" 2>&1)
+	rc=$?
+	is "$rc" 0 "compare --workload load exits 0"
+	((rc == 0)) || diag "$(tail -n 20 <<<"$out")"
+	cap=$(sed -n 's/^capacity=//p' "$dir/meta.txt")
+	rates=$(sed -n 's/^sweep=rate=//p' "$dir/meta.txt")
+	is "$rates" "$(awk -v c="$cap" 'BEGIN { printf "%d,%d,%d", int(c * 0.25 / 100 + 0.5) * 100,
+		int(c * 0.5 / 100 + 0.5) * 100, int(c * 0.75 / 100 + 0.5) * 100 }')" \
+		"three rates: 1/4, 1/2 and 3/4 of the lowest capacity ($cap msg/s)"
+	like "$(grep -c '^order=' "$dir/meta.txt")" '^9$' "an order= line per rate and repetition"
+	grep -q '^order_seed=7 ' "$dir/meta.txt"
+	ok $? "meta.txt records the seed"
+	# Every run was offered its rate; the verdicts judge those that
+	# achieved it, and summary.md lists the others.
+	for r in ${rates//,/ }; do
+		judged=$(sed -n "s/^judge rate=$r label=\([a-z]*\) figure=cpu .* n=\([0-9]*\) .*/\1 \2/p" "$dir/judged.txt")
+		kept=0
+		for f in "$dir"/*-rate"$r"-[0-9]*.tsv; do
+			n=$((n + 1))
+			read -r a o w <<<"$(achieved "$f")"
+			((o == r)) || bad=1
+			if awk -v a="$a" -v o="$o" -v w="$w" 'BEGIN { t = 3 / sqrt(o * w); if (t < 0.02) t = 0.02
+				exit !(a >= (1 - t) * o && a <= (1 + t) * o) }'; then
+				kept=$((kept + 1))
+			elif ! grep -q "^- ${f##*/}: " "$dir/summary.md"; then
+				bad=1
+				diag "equal: ${f##*/} achieved $a of $o msg/s and is not listed as left out"
+			fi
+		done
+		left=$(grep -c "^- [a-z]*-rate$r-" "$dir/summary.md")
+		is "$(awk '{ s += $2 } END { print s + 0 }' <<<"$judged")" "$kept" \
+			"rate $r: the verdicts count the $kept runs that achieved it ($left left out)"
+	done
+	is "$n $bad" "18 0" "18 runs, each offered its rate"
+	grep -q "^Every run achieved the offered\|^Left out of the verdicts" "$dir/summary.md"
+	ok $? "summary.md says which runs the verdicts count"
+	is_png "$dir/demand.png"
+	ok $? "demand.png: CPU per echo against offered load"
+	# The same seed, the same orders: a second compare's first rate.
+	bounded 300 "$RUN" compare --servers user,ebpf --workload load -c 10 -d 1 --repeat 3 --seed 7 \
+		--rates "${rates%%,*}" --out "$dir-again" >/dev/null 2>&1
+	is "$(grep '^order=' "$dir-again/meta.txt")" "$(grep "^order=rate=${rates%%,*} " "$dir/meta.txt")" \
+		"--seed 7 twice: the same orders"
+}
+
+# --sizes: a comparison per size, and the table across them.
+test_sizes() {
+	local dir=$TMP/sizes out rc s rows
+	out=$(bounded 600 "$RUN" compare --servers user,ebpf --sizes 64,4096 --rates 2000 --repeat 3 \
+		--workload load -c 4 -d 1 --out "$dir" 2>&1)
+	rc=$?
+	is "$rc" 0 "compare --sizes 64,4096 exits 0"
+	((rc == 0)) || diag "$(tail -n 20 <<<"$out")"
+	for s in 64 4096; do
+		grep -q '^size=' "$dir/size-$s/meta.txt" && [[ -s $dir/size-$s/summary.md ]] &&
+			grep -q "^# size=$s$" "$dir/size-$s/user-rate2000-1.tsv"
+		ok $? "size $s: a comparison of its own, bench -s $s"
+	done
+	rows=$(grep -E '^\| (64|4096) \| 2000 \| (user|ebpf) \|' "$dir/summary.md")
+	is "$(wc -l <<<"$rows")" 4 "the size table: a row per size and server"
+	awk -F' [|] ' '{ split($4, c, " "); want = c[1] * 1024 / substr($1, 3)
+		if ($5 + 0 < want - 0.01 || $5 + 0 > want + 0.01) { print "bad: " $0; exit 1 } }' <<<"$rows"
+	ok $? "CPU per KiB is CPU per echo over the size in KiB"
+}
+
 # --repeat MIN-MAX: MIN runs, then one more at a time until every server's
 # CPU per echo is within +-PCT %. A loose target stops at MIN; a target no
 # two runs meet (their CPU figures equal to 0.001 %) at MAX.
@@ -369,6 +455,18 @@ test_usage() {
 	is $? 2 "a workload and bench flags together exit 2"
 	out=$("$RUN" compare --servers user,nosuch 2>&1)
 	is $? 2 "an unknown variant in --servers exits 2"
+	out=$("$RUN" compare --rates 0,100 2>&1)
+	is $? 2 "--rates 0 exits 2"
+	out=$("$RUN" compare --rates 1000 --workload busy 2>&1)
+	is $? 2 "--rates with a closed-loop workload exits 2"
+	out=$("$RUN" compare --workload load -R 1000 2>&1)
+	is $? 2 "equal load with -R exits 2"
+	out=$("$RUN" compare --sizes 64,big 2>&1)
+	is $? 2 "--sizes that is not a list of bytes exits 2"
+	out=$("$RUN" compare --sizes 64 --sweep size=64,128 2>&1)
+	is $? 2 "--sizes with --sweep size= exits 2"
+	out=$("$RUN" compare --seed -1 2>&1)
+	is $? 2 "--seed that is not a number exits 2"
 	[[ ! -e $TMP/bad ]]
 	ok $? "nothing written on bad usage"
 }
