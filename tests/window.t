@@ -15,19 +15,27 @@
 #                 per echo and its kinds, per-CPU softirqs, --server-cpus,
 #                 summarize pooling (skipped on one CPU)
 #   cpu-unplaced  --cpus all: the figure covers every CPU, bench says so
+#   cpu-known     a server of known cost (tests/spin-echo: 50 us of its own
+#                 CPU per message) on CPU 0, bench on CPU 1, open loop at
+#                 2000 msg/s: bench's CPU per echo reads the spin plus the
+#                 base cost measured without it, within 15% (medians of 3
+#                 interleaved runs each). /proc/stat's tick-sampled fields
+#                 would read about half (skipped on one CPU)
 # Each case runs on a user server placed as it needs, reused when one
 # runs so placed (the result 'started' in the case that started it).
 # shellcheck disable=SC2016 # awk programs, in single quotes
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-ALL_TESTS="span warmup reconnect cpu-split cpu-unplaced"
+ALL_TESTS="span warmup reconnect cpu-split cpu-unplaced cpu-known"
 select_cases "$@"
 root_or_bail_out
 
 dir=$(mktemp -d)
+spin_pid=
 # shellcheck disable=SC2317 # the EXIT trap
 cleanup() {
+	[[ -z $spin_pid ]] || kill "$spin_pid" 2>/dev/null
 	stop_all
 	rm -rf "$dir"
 }
@@ -221,6 +229,44 @@ test_cpu_unplaced() {
 	is "$(meta "$c" cpu_scope)/$(meta "$c" server_cpus_from)" all/all "cpu_scope=all"
 	like "$out" "server's CPU per echo covers every CPU, the client's too" "bench says so on stderr"
 	check_cpu cpu-unplaced/all "$(grep '^summary ' <<<"$out")" "$c" server
+}
+
+# spin_cpu SPIN_US: one run against spin-echo burning SPIN_US a message;
+# prints bench's server CPU per echo (nothing when the server or the run
+# failed).
+spin_cpu() {
+	local out
+	taskset -c 0 "$ECHOLAB_ROOT/tests/build/spin-echo" "$PORT" 64 "$1" >"$dir/spin.out" &
+	spin_pid=$!
+	wait_until 5 grep -q ready "$dir/spin.out" || { kill "$spin_pid"; spin_pid=; return; }
+	out=$(bounded 30 "$BENCH" -p "$PORT" --cpus 1 --server-cpus 0 -c 4 -R 2000 -d 3 --warmup 1 \
+		-q -o /dev/null)
+	kill "$spin_pid"
+	wait "$spin_pid" 2>/dev/null
+	spin_pid=
+	[[ $(field "$out" failed) == 0 ]] && field "$out" server_cpu_us_per_echo
+}
+
+# median3 A B C
+median3() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
+
+test_cpu_known() {
+	local base=() spun=() i b s
+	if fact one-cpu >/dev/null; then
+		skip "cpu-known: 50 us a message reads as the base cost plus 50 us, within 15%" one-cpu
+		return
+	fi
+	stop_all	# spin-echo takes the port
+	for i in 1 2 3; do
+		base+=("$(spin_cpu 0)")
+		spun+=("$(spin_cpu 50)")
+	done
+	diag "cpu-known: CPU per echo without the spin ${base[*]}, with 50 us ${spun[*]}"
+	b=$(median3 "${base[@]}")
+	s=$(median3 "${spun[@]}")
+	[[ ${#base[*]} == 3 && ${#spun[*]} == 3 && $b =~ ^[0-9.]+$ && $s =~ ^[0-9.]+$ ]] &&
+		awk -v b="$b" -v s="$s" 'BEGIN { want = b + 50; exit !(s >= 0.85 * want && s <= 1.15 * want) }'
+	ok $? "cpu-known: 50 us a message reads as the base cost plus 50 us, within 15% ($s against $b + 50)"
 }
 
 run_tests

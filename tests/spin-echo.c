@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * spin-echo - an echo server with a known cost: it burns SPIN_US
+ * microseconds of its own CPU time for every SIZE bytes it echoes, so
+ * that bench's CPU per echo can be checked against a figure known in
+ * advance (tests/window.t's cpu-known case).
+ *
+ *   spin-echo PORT SIZE SPIN_US
+ *
+ * Listens on 127.0.0.1:PORT, one thread, epoll over every connection.
+ * For each read it spins, on CLOCK_THREAD_CPUTIME_ID, SPIN_US for every
+ * whole SIZE bytes read since the connection's last spin (a read that
+ * holds two messages costs two spins), then writes the bytes back
+ * (blocking writes: a test server, echoing a few messages at a time).
+ * Prints "ready" once listening; runs until killed. Exit status 1 when it
+ * cannot listen, 2 on usage.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CONNS	1024
+#define BUF_BYTES	65536
+
+static long pending[MAX_CONNS];	/* bytes read toward the next spin, per fd */
+
+static long thread_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+/* Burns us microseconds of this thread's CPU time (not wall time: time
+ * spent preempted does not count). */
+static void spin(long us)
+{
+	long end = thread_ns() + us * 1000L;
+
+	while (thread_ns() < end)
+		;
+}
+
+static int listen_on(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd, one = 1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 1024)) {
+		fprintf(stderr, "spin-echo: cannot listen on 127.0.0.1:%d: %s\n",
+			port, strerror(errno));
+		return -1;
+	}
+	return fd;
+}
+
+/* Echoes what fd holds, spinning per whole message; 0, or -1 when the
+ * connection is done. */
+static int echo(int fd, long size, long spin_us)
+{
+	static char buf[BUF_BYTES];
+	ssize_t n = read(fd, buf, sizeof(buf)), off = 0, w;
+
+	if (n <= 0)
+		return -1;
+	pending[fd] += n;
+	for (; pending[fd] >= size; pending[fd] -= size)
+		spin(spin_us);
+	while (off < n) {
+		w = write(fd, buf + off, n - off);
+		if (w < 0)
+			return -1;
+		off += w;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct epoll_event ev, evs[64];
+	long size, spin_us;
+	int port, lfd, ep, i, n;
+
+	if (argc != 4 || (port = atoi(argv[1])) <= 0 ||
+	    (size = atol(argv[2])) <= 0 || (spin_us = atol(argv[3])) < 0) {
+		fprintf(stderr, "usage: spin-echo PORT SIZE SPIN_US\n");
+		return 2;
+	}
+	lfd = listen_on(port);
+	ep = epoll_create1(0);
+	if (lfd < 0 || ep < 0)
+		return 1;
+	ev.events = EPOLLIN;
+	ev.data.fd = lfd;
+	epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
+	printf("ready\n");
+	fflush(stdout);
+	for (;;) {
+		n = epoll_wait(ep, evs, 64, -1);
+		for (i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+
+			if (fd == lfd) {
+				int c = accept(lfd, NULL, NULL);
+
+				if (c < 0)
+					continue;
+				if (c >= MAX_CONNS) {
+					close(c);
+					continue;
+				}
+				pending[c] = 0;
+				ev.events = EPOLLIN;
+				ev.data.fd = c;
+				epoll_ctl(ep, EPOLL_CTL_ADD, c, &ev);
+			} else if (echo(fd, size, spin_us)) {
+				epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+				close(fd);
+			}
+		}
+	}
+}
