@@ -692,7 +692,8 @@ static void print_markdown(const struct group *groups, size_t ngroups)
 	       "CPUs were busy %.0f%% of the window or more and the server's\n"
 	       "were not) are left out of latency and req/s, which measured\n"
 	       "the client there, and kept for CPU per echo, the server's cost\n"
-	       "of each echo whoever set the pace. Latency is %s.\n\n",
+	       "of each echo at the rate it ran (which the rate rule above\n"
+	       "matches). Latency is %s.\n\n",
 	       groups[0].label, MIN_PAIRS, RESAMPLES, 100.0 * threshold,
 	       100.0 * threshold, MIN_RUNS, 100.0 * rate_tolerance,
 	       100 * CPU_SATURATED,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# agreement.sh [--figure cpu|p50|p99|rps] DIR... - do repeated comparisons
+# agreement.sh [--figure cpu|p50|p99|rps] [--point N] DIR... - do repeated comparisons
 # agree? The method's own check: the same compare run back to back (DIR...,
 # e.g. results/20261124-busy-1 -2 -3) should give each server the same
 # figure and the same verdicts.
@@ -11,6 +11,9 @@
 # the baseline in each DIR, whether those verdicts are identical in every
 # DIR, and the verdict of every DIR's runs judged together (each run paired
 # with the baseline's of its own compare and repetition: analysis/judge).
+# Of a sweep (compare's equal load: rate=), --point N takes the Nth value
+# of each DIR's sweep (meta.txt's sweep=): the same share of the capacity
+# each compare probed, so the rates may differ a little between DIRs.
 # Nothing is run; only the raw files are read.
 set -euo pipefail
 # shellcheck source=lib/common.sh
@@ -21,6 +24,7 @@ JUDGE=$ECHOLAB_ROOT/analysis/judge
 usage() { sed -n '/^# agreement.sh/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"; }
 
 FIGURE=cpu
+POINT=
 DIRS=()
 while (($#)); do
 	case $1 in
@@ -28,6 +32,11 @@ while (($#)); do
 	--figure)
 		[[ ${2:-} =~ ^(cpu|p50|p99|rps)$ ]] || usage_error "--figure takes cpu, p50, p99 or rps"
 		FIGURE=$2
+		shift 2
+		;;
+	--point)
+		[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--point takes the sweep value's position, 1 for the first"
+		POINT=$2
 		shift 2
 		;;
 	-*) usage_error "unknown option '$1' (see --help)" ;;
@@ -44,9 +53,16 @@ done
 # judge_dirs DIR...: judge's lines for the DIRs' runs together, user the
 # baseline when it is there.
 judge_dirs() {
-	local files=() base=user d
+	local files=() base=user d tag
 	for d in "$@"; do
-		mapfile -t -O "${#files[@]}" files < <(compgen -G "$d/*.tsv.gz" || true; compgen -G "$d/*.tsv" || true)
+		tag=
+		if [[ -n $POINT ]]; then
+			tag=$(sed -n 's/^sweep=//p' "$d/meta.txt" 2>/dev/null | head -n1 |
+				awk -F'[=,]' -v n="$POINT" 'NF > n { print "-" $1 $(n + 1) }')
+			[[ -n $tag ]] || usage_error "$d: no sweep value $POINT in its meta.txt"
+		fi
+		mapfile -t -O "${#files[@]}" files < <(compgen -G "$d/*$tag-[0-9]*.tsv.gz" || true
+			compgen -G "$d/*$tag-[0-9]*.tsv" || true)
 	done
 	((${#files[@]})) || usage_error "$*: no raw files"
 	if ! grep -q '^# label=user$' < <(zcat -f "${files[@]}"); then
@@ -59,7 +75,12 @@ judge_dirs() {
 	for d in "${DIRS[@]}"; do
 		judge_dirs "$d" | sed "s|^|$d |"
 	done
-	judge_dirs "${DIRS[@]}" | sed 's|^|* |'	# '*': all of them
+	# '*': all of them; at a --point, only where every DIR has the same
+	# rate (judge judges one sweep value at a time).
+	if [[ -z $POINT ]] || (($(for d in "${DIRS[@]}"; do sed -n 's/^sweep=//p' "$d/meta.txt" | head -n1 |
+		awk -F'[=,]' -v n="$POINT" '{ print $(n + 1) }'; done | sort -u | wc -l) == 1)); then
+		judge_dirs "${DIRS[@]}" | sed 's|^|* |'
+	fi
 } | awk -v fig="$FIGURE" -v ndirs="${#DIRS[@]}" '
 	$4 != "figure=" fig { next }
 	{

@@ -41,7 +41,8 @@
 #   gzipped            gzipped raw files
 #   bad-input          bad usage and files: exit 1 or 2, says why
 #   markdown           --markdown: header, rows, too few runs, the paragraph
-#   agreement          cmd/agreement.sh: comparisons side by side
+#   agreement          cmd/agreement.sh: comparisons side by side; --point N
+#                      takes the Nth rate of each equal-load compare
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -580,6 +581,30 @@ test_agreement() {
 	like "$out" "two or more" "says it needs two or more"
 	"$agree" --figure bogus "$dir/agree-1" "$dir/agree-2" >/dev/null 2>&1
 	is $? 2 "a bad --figure exits 2"
+
+	# Two equal-load compares whose probes gave other rates: --point 2 takes
+	# each one's second rate (ebpf 1.5 x user there, equal at the first).
+	local d k r s cpu
+	seed=23
+	for d in 1 2; do
+		mkdir -p "$dir/point-$d"
+		printf 'sweep=rate=%d,%d\n' $((10000 + d * 100)) $((20000 + d * 100)) >"$dir/point-$d/meta.txt"
+		for k in 1 2 3 4 5; do
+			for s in user ebpf; do
+				r=$((10000 + d * 100)) cpu=1000
+				SWEEP=$r mkrun "point-$d/$s-rate$r-$k.tsv" "$s" "$k" 100 "$r" "$cpu"
+				r=$((20000 + d * 100))
+				[[ $s == user ]] || cpu=1500
+				SWEEP=$r mkrun "point-$d/$s-rate$r-$k.tsv" "$s" "$k" 100 "$r" "$cpu"
+			done
+		done
+	done
+	out=$("$agree" --point 2 "$dir/point-1" "$dir/point-2")
+	ok $? "--point 2: exit 0 over sweeps of other rates"
+	like "$(grep '^| ebpf |' <<<"$out")" '^\| ebpf \| 1[45]\.[0-9]+ / 1[45]\.[0-9]+ \| .* costlier \(1\.[0-9]+\) / costlier' \
+		"--point 2: each directory's second rate, ebpf costlier in both"
+	"$agree" --point 3 "$dir/point-1" "$dir/point-2" >/dev/null 2>&1
+	is $? 2 "--point past the sweep's values exits 2"
 }
 
 run_tests
