@@ -4,9 +4,24 @@
  *
  * Each worker thread owns a listening socket (SO_REUSEPORT spreads new
  * connections across them) and an epoll loop over its connections. Sockets
- * are non-blocking; what a write could not take waits in the connection's
- * buffer, and the connection stops reading until that is sent (EPOLLOUT),
- * so memory stays bounded and bytes stay in order.
+ * are non-blocking.
+ *
+ * Buffers follow the traffic. A worker reads each socket into one buffer
+ * of its own (--buffer-size, 256 KiB), so one recv takes what the socket
+ * holds, a 64-byte message or most of a 1 MiB one, and sends it straight
+ * back from there. Only what a send could not take is copied into the
+ * connection, which then stops reading until that is sent (EPOLLOUT): a
+ * connection holds at most one read's worth, and nothing while idle, so
+ * memory stays bounded and bytes stay in order. Clients that do not read
+ * could still make a worker hold a read's worth each, so the worker keeps
+ * a budget (PENDING_BUDGET reads' worth in all): past it, reads shrink to
+ * SMALL_READ until the clients take their echoes.
+ *
+ * --splice moves the bytes without copying them to userspace: each
+ * connection has a pipe, and the worker splices socket -> pipe -> socket
+ * (the pipe sized to --buffer-size where the kernel allows). The pipe
+ * holds references to the received pages; what the socket could not take
+ * stays in it, and the connection stops reading until it is empty.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -23,7 +38,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <fcntl.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -32,15 +49,22 @@
 #include "defaults.h"
 #include "listen.h"
 
-#define BUF_SIZE	(16 * 1024)	/* per-connection echo buffer */
+#define BUF_DEFAULT	(256 * 1024)	/* --buffer-size: a worker's read */
+#define BUF_MIN		1024
+#define BUF_MAX		(64 * 1024 * 1024)
+#define PENDING_BUDGET	64		/* reads' worth held, per worker */
+#define SMALL_READ	(16 * 1024)	/* a read past that budget */
 #define MAX_EVENTS	256
 #define MAX_WORKERS	256
 #define ACCEPT_RETRY_MS	100	/* after EMFILE, try again this often */
 
 struct conn {
 	int fd;
-	size_t len, off;	/* buf[off, len) is still to be sent */
-	unsigned char buf[BUF_SIZE];
+	int pipe[2];		/* --splice: [0] to read, [1] to write */
+	/* Copying: pending[off, len) is still to be sent (NULL: nothing).
+	 * Splicing: len bytes wait in the pipe. */
+	size_t len, off;
+	unsigned char *pending;
 };
 
 struct worker {
@@ -48,6 +72,9 @@ struct worker {
 	unsigned int id;
 	int listen_fd;
 	int epoll_fd;
+	unsigned char *buf;	/* every read lands here (copying) */
+	size_t pending;		/* bytes its connections hold unsent */
+	size_t budget;		/* past this, reads are SMALL_READ */
 	bool accept_paused;
 	struct busy_poll poll;
 	unsigned long long accepted, closed, resets, bytes;
@@ -59,7 +86,10 @@ static struct {
 	unsigned int workers;
 	int backlog;
 	unsigned int busy_poll_us;	/* 0: sleep in epoll_wait at once */
-} opt = { .port = ECHOLAB_PORT, .workers = 1, .backlog = 4096 };
+	size_t buffer_size;	/* one read at most; --splice: the pipe */
+	bool splice;
+} opt = { .port = ECHOLAB_PORT, .workers = 1, .backlog = 4096,
+	  .buffer_size = BUF_DEFAULT };
 
 static int stop_fd = -1;	/* eventfd: readable once we must stop */
 const char *prog = "user-echo-server";
@@ -82,20 +112,29 @@ static void usage(FILE *f)
 "                    zero timeout for up to USEC (1 to 1000000) before\n"
 "                    sleeping in epoll_wait: no wake-up for a request that\n"
 "                    comes sooner, a busy CPU meanwhile (default: off)\n"
+"      --buffer-size BYTES  the most one read takes (%d to %d, default\n"
+"                    %d): a worker's buffer, shared by its connections;\n"
+"                    a connection holds at most this much, only while a\n"
+"                    client does not read. With --splice: each pipe's size\n"
+"      --splice      echo through a pipe per connection, socket -> pipe\n"
+"                    -> socket: no copy to userspace (three descriptors\n"
+"                    per connection)\n"
 "  -v, --verbose     log every connection and error to stderr\n"
 "  -h, --help        this text\n"
 "\n"
 "SIGINT or SIGTERM stops it. Exit status: 0 after a clean stop, 1 when it\n"
 "cannot serve (port busy, no privileges), 2 on bad usage.\n",
-		prog);
+		prog, BUF_MIN, BUF_MAX, BUF_DEFAULT);
 }
 
 static void parse_args(int argc, char **argv)
 {
-	enum { OPT_ADDR = 256, OPT_BUSY_POLL };
+	enum { OPT_ADDR = 256, OPT_BUSY_POLL, OPT_BUFFER_SIZE, OPT_SPLICE };
 	static const struct option longopts[] = {
 		{ "addr",    required_argument, NULL, OPT_ADDR },
 		{ "busy-poll", required_argument, NULL, OPT_BUSY_POLL },
+		{ "buffer-size", required_argument, NULL, OPT_BUFFER_SIZE },
+		{ "splice",  no_argument,       NULL, OPT_SPLICE },
 		{ "port",    required_argument, NULL, 'p' },
 		{ "workers", required_argument, NULL, 'w' },
 		{ "backlog", required_argument, NULL, 'b' },
@@ -128,6 +167,13 @@ static void parse_args(int argc, char **argv)
 			opt.busy_poll_us = parse_num("--busy-poll", optarg, 1,
 						     BUSY_POLL_MAX_US);
 			break;
+		case OPT_BUFFER_SIZE:
+			opt.buffer_size = parse_num("--buffer-size", optarg,
+						    BUF_MIN, BUF_MAX);
+			break;
+		case OPT_SPLICE:
+			opt.splice = true;
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -145,11 +191,34 @@ static void parse_args(int argc, char **argv)
 		usage_error("unexpected argument '%s'", argv[optind]);
 }
 
+/* Closes the socket (which also leaves the epoll set), its pipe, its
+ * buffer. */
+static void conn_free(struct conn *c)
+{
+	close(c->fd);
+	if (opt.splice) {
+		close(c->pipe[0]);
+		close(c->pipe[1]);
+	}
+	free(c->pending);
+	free(c);
+}
+
+/* What a connection holds unsent goes (sent, or the connection closed). */
+static void pending_free(struct worker *w, struct conn *c)
+{
+	w->pending -= c->len - c->off;
+	free(c->pending);
+	c->pending = NULL;
+	c->off = c->len = 0;
+}
+
 static void conn_close(struct worker *w, struct conn *c)
 {
 	logv("worker %u: close fd %d\n", w->id, c->fd);
-	close(c->fd);		/* also removes it from the epoll set */
-	free(c);
+	if (c->pending)
+		pending_free(w, c);
+	conn_free(c);
 	w->closed++;
 	if (w->accept_paused) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
@@ -167,74 +236,195 @@ static void conn_want(struct worker *w, struct conn *c, uint32_t events)
 	epoll_ctl(w->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
-/* Sends what is pending; returns -1 when the connection is gone. */
-static int conn_flush(struct worker *w, struct conn *c)
+/* A failed send or splice: counts a reset, logs; the caller closes. */
+static ssize_t conn_failed(struct worker *w, struct conn *c, const char *what)
 {
-	while (c->off < c->len) {
-		ssize_t n = send(c->fd, c->buf + c->off, c->len - c->off,
-				 MSG_NOSIGNAL);
+	if (errno == ECONNRESET || errno == EPIPE)
+		w->resets++;
+	logv("worker %u: %s fd %d: %s\n", w->id, what, c->fd, strerror(errno));
+	return -1;
+}
+
+/*
+ * Sends p[0, len) until it is all sent or the socket is full. Returns the
+ * bytes sent, or -1 when the connection is gone.
+ */
+static ssize_t send_some(struct worker *w, struct conn *c,
+			 const unsigned char *p, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = send(c->fd, p + done, len - done, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			return conn_failed(w, c, "send");
+		}
+		done += (size_t)n;
+	}
+	w->bytes += done;
+	return (ssize_t)done;
+}
+
+/* Splices the pipe into the socket until the pipe is empty or the socket
+ * full; 0, or -1 when the connection is gone. */
+static int splice_out(struct worker *w, struct conn *c)
+{
+	while (c->len) {
+		ssize_t n = splice(c->pipe[0], NULL, c->fd, NULL, c->len,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN)
 				return 0;
-			if (errno == ECONNRESET || errno == EPIPE)
-				w->resets++;
-			logv("worker %u: send fd %d: %s\n", w->id, c->fd,
-			     strerror(errno));
-			return -1;
+			return (int)conn_failed(w, c, "splice to");
 		}
-		c->off += (size_t)n;
+		c->len -= (size_t)n;
 		w->bytes += (size_t)n;
 	}
-	c->off = c->len = 0;
+	return 0;
+}
+
+/* Reads what the socket holds, up to the bound: 0 at EOF, -1 when it is
+ * gone or there is nothing (errno EAGAIN), else the bytes read. */
+static ssize_t conn_read(struct worker *w, struct conn *c)
+{
+	ssize_t n;
+
+	if (opt.splice)
+		n = splice(c->fd, NULL, c->pipe[1], NULL, opt.buffer_size,
+			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+	else
+		n = recv(c->fd, w->buf, w->pending < w->budget ?
+			 opt.buffer_size : SMALL_READ, 0);
+	if (n < 0 && errno != EAGAIN && errno != EINTR) {
+		if (errno == ECONNRESET)
+			w->resets++;
+		logv("worker %u: %s fd %d: %s\n", w->id,
+		     opt.splice ? "splice from" : "recv", c->fd,
+		     strerror(errno));
+	}
+	return n;
+}
+
+/*
+ * Echoes n bytes just read: spliced out of the pipe, or sent from the
+ * worker's buffer with what the socket did not take kept in the
+ * connection. 0 (*more: something is still to send), or -1 to close.
+ */
+static int echo_read(struct worker *w, struct conn *c, size_t n, bool *more)
+{
+	ssize_t sent;
+
+	if (opt.splice) {
+		c->len = n;
+		if (splice_out(w, c))
+			return -1;
+		*more = c->len > 0;
+		return 0;
+	}
+	sent = send_some(w, c, w->buf, n);
+	if (sent < 0)
+		return -1;
+	*more = (size_t)sent < n;
+	if (!*more)
+		return 0;
+	c->pending = malloc(n - (size_t)sent);
+	if (!c->pending) {
+		fprintf(stderr, "%s: worker %u: out of memory for fd %d's %zu unsent bytes; closing it\n",
+			prog, w->id, c->fd, n - (size_t)sent);
+		return -1;
+	}
+	memcpy(c->pending, w->buf + sent, n - (size_t)sent);
+	c->off = 0;
+	c->len = n - (size_t)sent;
+	w->pending += c->len;
+	return 0;
+}
+
+/* Sends what waits (EPOLLOUT): 0 (*more: some still does), or -1. */
+static int flush_pending(struct worker *w, struct conn *c, bool *more)
+{
+	ssize_t sent;
+
+	if (opt.splice) {
+		if (splice_out(w, c))
+			return -1;
+		*more = c->len > 0;
+		return 0;
+	}
+	sent = send_some(w, c, c->pending + c->off, c->len - c->off);
+	if (sent < 0)
+		return -1;
+	c->off += (size_t)sent;
+	w->pending -= (size_t)sent;
+	*more = c->off < c->len;
+	if (!*more)
+		pending_free(w, c);
 	return 0;
 }
 
 static void conn_event(struct worker *w, struct conn *c, uint32_t events)
 {
-	bool pending = c->off < c->len;
+	bool more;
+	ssize_t n;
 
 	if (events & EPOLLERR)
 		goto gone;
 
-	if (pending) {
+	if (c->len) {
 		/* EPOLLOUT: the socket takes data again. */
-		if (conn_flush(w, c))
+		if (flush_pending(w, c, &more))
 			goto gone;
-		if (c->off < c->len)
-			return;
-		conn_want(w, c, EPOLLIN | EPOLLRDHUP);
+		if (!more)
+			conn_want(w, c, EPOLLIN | EPOLLRDHUP);
 		return;
 	}
 
-	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)) {
-		ssize_t n = recv(c->fd, c->buf, sizeof(c->buf), 0);
-
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				return;
-			if (errno == ECONNRESET)
-				w->resets++;
-			logv("worker %u: recv fd %d: %s\n", w->id, c->fd,
-			     strerror(errno));
-			goto gone;
-		}
-		if (n == 0)	/* EOF, and everything before it is echoed */
-			goto gone;
-		c->off = 0;
-		c->len = (size_t)n;
-		if (conn_flush(w, c))
-			goto gone;
-		if (c->off < c->len) {
-			/* Stop reading until the client takes the rest. */
-			conn_want(w, c, EPOLLOUT);
-		}
-	}
+	if (!(events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)))
+		return;
+	n = conn_read(w, c);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0)	/* gone, or EOF with everything before it echoed */
+		goto gone;
+	if (echo_read(w, c, (size_t)n, &more))
+		goto gone;
+	if (more)	/* stop reading until the client takes the rest */
+		conn_want(w, c, EPOLLOUT);
 	return;
 gone:
 	conn_close(w, c);
+}
+
+/* A connection on fd (and with --splice its pipe), or NULL. */
+static struct conn *conn_new(struct worker *w, int fd)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->fd = fd;
+	if (!opt.splice)
+		return c;
+	if (pipe2(c->pipe, O_NONBLOCK | O_CLOEXEC)) {
+		fprintf(stderr, "%s: worker %u: no pipe for fd %d: %s; closing it\n",
+			prog, w->id, fd, strerror(errno));
+		free(c);
+		return NULL;
+	}
+	/* Over fs.pipe-max-size this needs CAP_SYS_RESOURCE; the default
+	 * size (64 KiB) still echoes, in more rounds. */
+	if (fcntl(c->pipe[1], F_SETPIPE_SZ, (int)opt.buffer_size) < 0)
+		logv("worker %u: pipe of %zu bytes: %s\n", w->id,
+		     opt.buffer_size, strerror(errno));
+	return c;
 }
 
 static void accept_all(struct worker *w)
@@ -269,19 +459,16 @@ static void accept_all(struct worker *w)
 			     strerror(errno));
 			continue;
 		}
-		c = malloc(sizeof(*c));
+		c = conn_new(w, fd);
 		if (!c) {
 			close(fd);
 			continue;
 		}
-		c->fd = fd;
-		c->len = c->off = 0;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		ev.events = EPOLLIN | EPOLLRDHUP;
 		ev.data.ptr = c;
 		if (epoll_ctl(w->epoll_fd, EPOLL_CTL_ADD, fd, &ev)) {
-			close(fd);
-			free(c);
+			conn_free(c);
 			continue;
 		}
 		w->accepted++;
@@ -336,6 +523,12 @@ static int worker_setup(struct worker *w)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 
+	if (!opt.splice) {
+		w->buf = malloc(opt.buffer_size);
+		if (!w->buf)
+			return -ENOMEM;
+		w->budget = PENDING_BUDGET * opt.buffer_size;
+	}
 	w->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (w->epoll_fd < 0)
 		return -errno;
@@ -354,12 +547,19 @@ int main(int argc, char **argv)
 	unsigned long long accepted = 0, closed = 0, resets = 0, bytes = 0;
 	unsigned long long empty_polls = 0;
 	unsigned int i, started = 0;
+	struct rlimit rl;
 	sigset_t sigs;
 	int err, sig, status = 0;
 
 	prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	parse_args(argc, argv);
 	signal(SIGPIPE, SIG_IGN);
+	/* As many connections as the hard limit allows (--splice: a pipe's
+	 * two descriptors beside each socket). */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 
 	/* Workers inherit this mask; only sigwait() below sees the signals. */
 	sigemptyset(&sigs);
@@ -407,9 +607,10 @@ int main(int argc, char **argv)
 	}
 
 	if (!status) {
-		fprintf(stderr, "%s: listening on %s port %u (workers=%u backlog=%d busy_poll_us=%u)\n",
+		fprintf(stderr, "%s: listening on %s port %u (workers=%u backlog=%d busy_poll_us=%u buffer_size=%zu echo=%s)\n",
 			prog, inet_ntoa(opt.addr), opt.port, opt.workers,
-			opt.backlog, opt.busy_poll_us);
+			opt.backlog, opt.busy_poll_us, opt.buffer_size,
+			opt.splice ? "splice" : "copy");
 		warn_if_any_addr(opt.addr);
 		sigwait(&sigs, &sig);
 		logv("%s: %s, stopping\n", prog, strsignal(sig));
@@ -425,6 +626,7 @@ int main(int argc, char **argv)
 		empty_polls += workers[i].poll.empty;
 		close(workers[i].epoll_fd);
 		close(workers[i].listen_fd);
+		free(workers[i].buf);
 	}
 	close(stop_fd);
 	if (!status)
