@@ -20,6 +20,9 @@ variant uring-no-ringfd order=28.1 colour='#bcbd22' args='-- --disable ring-fd' 
 variant uring-no-direct order=28.2 colour='#dbdb8d' args='-- --disable direct' extra=1
 variant uring-no-batch  order=28.3 colour='#9edae5' args='-- --disable batch-return' extra=1
 variant uring-no-minwait order=28.4 colour='#c7c7c7' args='-- --disable min-wait' extra=1
+# 1024 buffers of 4 KiB: the default before 64 KiB, to measure what
+# buffers the size of a message buy.
+variant uring-4k        order=28.6 colour='#8c6d8c' args='-- --buffer-size 4096 --buffers 1024' extra=1
 variant uring-big-rings order=28.5 colour='#e377c2' args='-- --ring-entries 4096' extra=1
 
 # Multishot receive (6.0) and provided-buffer rings (5.19); and io_uring

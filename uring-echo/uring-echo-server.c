@@ -5,10 +5,11 @@
  * Each worker thread owns a ring and a listening socket (SO_REUSEPORT
  * spreads new connections over the workers). One multishot accept brings
  * every new connection; one multishot receive per connection fills
- * buffers the kernel picks from a ring of provided buffers; each buffer is
- * sent back as it came, one send in flight per connection so bytes stay in
- * order, a partial send resumed where it stopped, and the buffer goes
- * back to the ring once sent. Completions are reaped and new requests
+ * buffers the kernel picks from a ring of provided buffers; they are sent
+ * back in order, one send in flight per connection so bytes stay in order:
+ * the first buffer alone, or every buffer that came meanwhile (up to 32)
+ * in one sendmsg. A partial send is resumed where it stopped, and each
+ * buffer goes back to the ring once sent. Completions are reaped and new requests
  * queued in batches: one io_uring_enter per turn of the loop, however many
  * connections it served.
  *
@@ -78,6 +79,7 @@
 #define ACCEPT_RETRY_MS	100		/* after EMFILE, try again this often */
 #define MAX_DIRECT	65536		/* direct descriptors per ring, at most */
 #define MIN_BATCH_DEFAULT 16		/* --min-batch: see wait_turn */
+#define SEND_IOV	32		/* chunks one sendmsg sends, at most */
 
 /* What the headers of liburing 2.3 (Debian 12) lack. */
 #ifndef IORING_FEAT_MIN_TIMEOUT
@@ -116,10 +118,11 @@ struct conn {
 	bool receiving;			/* its multishot receive is armed */
 	bool sending;			/* a send is in flight */
 	bool eof, closing, paused, starved;
-	bool head_held;			/* closing: the send in flight reads */
-	uint16_t held_bid;		/* ... this buffer, given back after */
 	struct chunk *q;		/* what is still to send, in order */
 	unsigned int head, count, cap;
+	unsigned int in_send;		/* the first chunks the send reads */
+	struct iovec *iov;		/* ... when it is a sendmsg of several */
+	struct msghdr msg;
 	struct conn *next_starved;
 } __attribute__((aligned(8)));
 
@@ -145,7 +148,7 @@ struct worker {
 	struct busy_poll poll;
 	int error;			/* what stopped it, if not the stop */
 	unsigned long long accepted, closed, resets, bytes, dry, pauses,
-			   enters, batch_waits;
+			   enters, batch_waits, sendmsgs;
 } __attribute__((aligned(8)));
 
 static struct {
@@ -163,8 +166,8 @@ static struct {
 	unsigned int disabled;		/* features --disable switched off */
 	bool sqpoll;
 } opt = {
-	.port = ECHOLAB_PORT, .workers = 1, .backlog = 4096, .buffers = 1024,
-	.buffer_size = 4096, .conn_buffers = 16, .ring_entries = 256,
+	.port = ECHOLAB_PORT, .workers = 1, .backlog = 4096, .buffers = 256,
+	.buffer_size = 65536, .conn_buffers = 16, .ring_entries = 256,
 	.min_wait_us = 50, .min_batch = MIN_BATCH_DEFAULT,
 };
 
@@ -211,8 +214,9 @@ static void usage(FILE *f)
 "                        (IORING_SETUP_SQPOLL): no io_uring_enter to submit,\n"
 "                        a CPU spinning while there is work instead\n"
 "      --buffers N       provided buffers per ring, a power of two\n"
-"                        (default 1024)\n"
-"      --buffer-size N   bytes per buffer (default 4096)\n"
+"                        (default 256)\n"
+"      --buffer-size N   bytes per buffer (default 65536: a 64 KiB message\n"
+"                        in one receive, not sixteen)\n"
 "      --conn-buffers N  buffers one connection may hold before its\n"
 "                        receive pauses (default 16)\n"
 "      --ring-entries N  submission queue entries per ring, the completion\n"
@@ -431,15 +435,42 @@ static unsigned char *buffer(struct worker *w, uint16_t bid)
 	return w->bufs + (size_t)bid * opt.buffer_size;
 }
 
-static void send_head(struct worker *w, struct conn *c)
+/*
+ * Sends the chunks queued, from the head: one send of the head alone, or
+ * one sendmsg of up to SEND_IOV of them when more have come (the rest of
+ * a large message, received into several buffers while the first was
+ * being sent), instead of a send and a completion each.
+ */
+static void send_queued(struct worker *w, struct conn *c)
 {
-	struct chunk *ch = &c->q[c->head];
 	struct io_uring_sqe *sqe = get_sqe(w);
+	unsigned int i, n = c->count < SEND_IOV ? c->count : SEND_IOV;
 
-	io_uring_prep_send(sqe, c->fd, buffer(w, ch->bid) + ch->off, ch->len,
-			   MSG_NOSIGNAL);
+	if (n > 1 && !c->iov)
+		c->iov = malloc(SEND_IOV * sizeof(*c->iov));
+	if (n == 1 || !c->iov) {
+		struct chunk *ch = &c->q[c->head];
+
+		io_uring_prep_send(sqe, c->fd, buffer(w, ch->bid) + ch->off,
+				   ch->len, MSG_NOSIGNAL);
+		n = 1;
+	} else {
+		for (i = 0; i < n; i++) {
+			struct chunk *ch = &c->q[(c->head + i) % c->cap];
+
+			c->iov[i].iov_base = buffer(w, ch->bid) + ch->off;
+			c->iov[i].iov_len = ch->len;
+		}
+		/* Both stay as they are until the completion (one send in
+		 * flight per connection). */
+		c->msg = (struct msghdr){ .msg_iov = c->iov,
+					  .msg_iovlen = n };
+		io_uring_prep_sendmsg(sqe, c->fd, &c->msg, MSG_NOSIGNAL);
+		w->sendmsgs++;
+	}
 	on_socket(w, sqe);
 	io_uring_sqe_set_data64(sqe, tag(c, OP_SEND));
+	c->in_send = n;
 	c->sending = true;
 	c->inflight++;
 }
@@ -583,6 +614,7 @@ static void conn_put(struct worker *w, struct conn *c)
 	close_socket(w, c->fd);
 	w->conns[c->fd] = NULL;
 	free(c->q);
+	free(c->iov);
 	free(c);
 	w->closed++;
 	if (w->accept_paused) {
@@ -594,17 +626,17 @@ static void conn_put(struct worker *w, struct conn *c)
 /* Starts closing: its buffers go back, its requests are cancelled. */
 static void conn_close(struct worker *w, struct conn *c)
 {
+	unsigned int i, keep;
+
 	if (c->closing)
 		return;
 	c->closing = true;
-	if (c->sending) {
-		c->head_held = true;	/* on_send gives it back */
-		c->held_bid = c->q[c->head].bid;
-		c->head = (c->head + 1) % c->cap;
-		c->count--;
-	}
-	for (; c->count; c->count--, c->head = (c->head + 1) % c->cap)
-		give_back(w, c->q[c->head].bid);
+	/* The send in flight still reads its chunks: on_send gives them
+	 * back. The rest go now. */
+	keep = c->sending ? c->in_send : 0;
+	for (i = keep; i < c->count; i++)
+		give_back(w, c->q[(c->head + i) % c->cap].bid);
+	c->count = keep;
 	c->inflight++;
 	if (c->receiving || c->sending)
 		cancel_all(w, c);
@@ -648,7 +680,7 @@ static void on_recv(struct worker *w, struct conn *c, int res,
 			conn_close(w, c);
 		} else {
 			if (!c->sending)
-				send_head(w, c);
+				send_queued(w, c);
 			if (c->count >= opt.conn_buffers && !c->paused) {
 				c->paused = true;	/* see the top */
 				w->pauses++;
@@ -685,33 +717,43 @@ static void on_recv(struct worker *w, struct conn *c, int res,
 		conn_put(w, c);
 }
 
+/* The chunks at the head give up n bytes sent; those all sent go back. */
+static void consume(struct worker *w, struct conn *c, size_t n)
+{
+	while (n && c->count) {
+		struct chunk *ch = &c->q[c->head];
+		uint32_t k = n < ch->len ? (uint32_t)n : ch->len;
+
+		ch->off += k;
+		ch->len -= k;
+		n -= k;
+		if (!ch->len) {
+			give_back(w, ch->bid);
+			c->head = (c->head + 1) % c->cap;
+			c->count--;
+		}
+	}
+}
+
 static void on_send(struct worker *w, struct conn *c, int res)
 {
 	c->sending = false;
-	if (c->head_held) {
-		give_back(w, c->held_bid);
-		c->head_held = false;
-	}
-	if (res < 0) {
+	if (c->closing) {
+		/* conn_close left the chunks this send read: they go back. */
+		for (; c->count; c->count--, c->head = (c->head + 1) % c->cap)
+			give_back(w, c->q[c->head].bid);
+	} else if (res < 0) {
 		if (res == -ECONNRESET || res == -EPIPE)
 			w->resets++;
 		if (res != -ECANCELED)
 			logv("worker %u: send fd %d: %s\n", w->id, c->fd,
 			     strerror(-res));
 		conn_close(w, c);
-	} else if (!c->closing) {
-		struct chunk *ch = &c->q[c->head];
-
+	} else {
 		w->bytes += (unsigned int)res;
-		ch->off += (uint32_t)res;
-		ch->len -= (uint32_t)res;
-		if (!ch->len) {
-			give_back(w, ch->bid);
-			c->head = (c->head + 1) % c->cap;
-			c->count--;
-		}
+		consume(w, c, (size_t)res);
 		if (c->count)
-			send_head(w, c);
+			send_queued(w, c);
 		else if (c->eof)
 			conn_close(w, c);
 		if (c->paused && !c->receiving && !c->closing &&
@@ -1130,7 +1172,7 @@ int main(int argc, char **argv)
 	static struct worker workers[MAX_WORKERS];
 	unsigned long long accepted = 0, closed = 0, resets = 0, bytes = 0,
 			   dry = 0, pauses = 0, enters = 0, empty_polls = 0,
-			   batch_waits = 0;
+			   batch_waits = 0, sendmsgs = 0;
 	unsigned int i, started = 0;
 	struct rlimit rl;
 	sigset_t sigs;
@@ -1212,13 +1254,14 @@ int main(int argc, char **argv)
 		pauses += w->pauses;
 		enters += w->enters;
 		batch_waits += w->batch_waits;
+		sendmsgs += w->sendmsgs;
 		empty_polls += w->poll.empty;
 		worker_teardown(w);
 	}
 	close(stop_fd);
 	if (!status || started)
-		fprintf(stderr, "%s: stopped: connections=%llu open=%llu resets=%llu bytes=%llu enobufs=%llu pauses=%llu enters=%llu batch_waits=%llu empty_polls=%llu\n",
+		fprintf(stderr, "%s: stopped: connections=%llu open=%llu resets=%llu bytes=%llu enobufs=%llu pauses=%llu enters=%llu batch_waits=%llu sendmsgs=%llu empty_polls=%llu\n",
 			prog, accepted, accepted - closed, resets, bytes, dry,
-			pauses, enters, batch_waits, empty_polls);
+			pauses, enters, batch_waits, sendmsgs, empty_polls);
 	return status;
 }
