@@ -190,13 +190,14 @@ cmd_vm() {
 # list: every variant, as compare --servers knows them.
 cmd_list() {
 	local label server args when
-	printf '%-15s %-7s %-26s %s\n' VARIANT SERVER 'START OPTIONS' MEASURED
+	printf '%-15s %-9s %-26s %s\n' VARIANT SERVER 'START OPTIONS' MEASURED
 	while read -r label server args; do
 		when="every compare"
 		[[ $(variant_get "$label" bypass) != 1 ]] || when="compare --bypass"
 		[[ -z $(variant_get "$label" extra) ]] || when="only when --servers names it"
 		[[ $(server_get "$server" kind) != module ]] || when="$when, in the guest (--vm)"
-		printf '%-15s %-7s %-26s %s\n' "$label" "$server" "${args:--}" "$when"
+		[[ -z $(server_get "$server" peer) ]] || when="$when; a public peer (cmd/peers.sh build)"
+		printf '%-15s %-9s %-26s %s\n' "$label" "$server" "${args:--}" "$when"
 	done < <(every_variant)
 }
 

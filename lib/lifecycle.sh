@@ -98,15 +98,23 @@ ensure_built() {
 # ADDR (--addr); pid is set. $! must be the server itself: front_enter's
 # subshell, nsenter, setsid and taskset exec, none of them forks.
 default_start() {
-	local port=$1 addr=$2 bin enter=() place=()
+	local port=$1 addr=$2
 	shift 2
+	start_detached --port "$port" --addr "$addr" "$@"
+}
+
+# start_detached ARGS...: the server's binary with ARGS, detached, in its
+# namespace and on its CPUs, its pid in the state (a start hook's work for
+# a binary with a command line of its own).
+start_detached() {
+	local bin enter=() place=()
 	[[ -z $_lc_netns ]] || enter=(nsenter --net="/run/netns/$_lc_netns")
 	[[ -z $(state cpus) ]] || place=(taskset -c "$(state cpus)")
 	bin=$(server_binary "$(state server)")
 	state_set exe "$bin"
 	# The server joins its fronts before it opens its listener: a socket
 	# belongs to the cgroup of the process that made it.
-	front_enter "${enter[@]}" setsid "${place[@]}" "$bin" --port "$port" --addr "$addr" "$@" \
+	front_enter "${enter[@]}" setsid "${place[@]}" "$bin" "$@" \
 		</dev/null >"$SERVER_LOG" 2>&1 &
 	pid=$!
 	# Recorded at once: a start interrupted from here on (Ctrl-C of

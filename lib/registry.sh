@@ -25,10 +25,16 @@
 #       something that runs in front of a server, unchanged, and changes
 #       how its clients reach it (the sk_msg bypass); run.sh's --FLAG
 #       starts it with the server; TEXT says why it serves no other
+#   peer NAME binary=PATH [needs="NEED..."]
+#       a public server built outside the repository (cmd/peers.sh) and
+#       measured beside ours: run.sh starts it and compare measures it by
+#       name, with its own variant (extra=1); no make target, test, trace
+#       or guest sees it. Its start hook gives its command line
+#       (start_detached), its unavailable hook says how to build it
 #   variant LABEL order=N colour=#RRGGBB [server=NAME] [args="START-OPTIONS"] [bypass=1]
 #           [cpu_scope=all] [extra=1]
 #       one thing compare measures and the plots draw, in the order N and
-#       the colour given; of the server declared last unless server= says;
+#       the colour given; of the server (or peer) declared last unless server= says;
 #       args are run.sh's start options (-- SERVER-ARGS, a front's --FLAG);
 #       bypass=1: only with compare --bypass; cpu_scope=all: its work runs
 #       on any CPU, whatever run.sh --cpus says, so its CPU per echo counts
@@ -61,6 +67,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 SERVERS=()		# names, in the order of their first variant
 FRONTS=()		# names of the fronts
+PEERS=()		# names of the peers: servers, but not in SERVERS
 VARIANTS=()		# labels, in plot order
 declare -A _server=()	# [NAME.KEY] = value, servers and fronts alike
 declare -A _variant=()	# [LABEL.KEY] = value
@@ -81,6 +88,7 @@ _declare() {
 server() {
 	_declare "$@"
 	SERVERS+=("$1")
+	_last_server=$1
 }
 
 # front NAME KEY=VALUE...: see above.
@@ -90,12 +98,19 @@ front() {
 	FRONTS+=("$1")
 }
 
+# peer NAME KEY=VALUE...: see above.
+peer() {
+	_declare "$@"
+	_server[$1.peer]=1
+	PEERS+=("$1")
+	_last_server=$1
+}
+
 # variant LABEL KEY=VALUE...: see above.
 variant() {
 	local label=$1 kv
 	shift
-	_variant[$label.server]=
-	((${#SERVERS[@]} == 0)) || _variant[$label.server]=${SERVERS[-1]}
+	_variant[$label.server]=${_last_server:-}
 	_variant[$label.args]=
 	_variant[$label.bypass]=0
 	for kv in "$@"; do
@@ -283,12 +298,12 @@ for _decl in "$ECHOLAB_ROOT"/servers/*.sh; do
 	# shellcheck source=/dev/null # one file per server
 	source "$_decl"
 done
-unset _decl
+unset _decl _last_server
 # Plot order for the variants, and the servers in the order of theirs.
 mapfile -t VARIANTS < <(for _v in "${VARIANTS[@]}"; do
 	echo "${_variant[$_v.order]} $_v"
 done | sort -n | cut -d' ' -f2)
 mapfile -t SERVERS < <(for _v in "${VARIANTS[@]}"; do
-	echo "${_variant[$_v.server]}"
+	[[ -n ${_server[${_variant[$_v.server]}.peer]:-} ]] || echo "${_variant[$_v.server]}"
 done | awk '!seen[$0]++')
 unset _v

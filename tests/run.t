@@ -12,6 +12,9 @@
 #   bench              run.sh bench user: summary, raw file, server stopped
 #   plots              cmd/plot.sh draws PNGs from that raw file alone
 #   kecho-no-modules   kecho where modules cannot load points to --vm
+#   peer               a public peer (servers/peers.sh) is listed as one;
+#                      not built, it exits 1 naming cmd/peers.sh build; no
+#                      contract case holds it
 #   label              bench names the server run.sh started
 #   stop               run.sh stop of a running server exits 0
 set -uo pipefail
@@ -19,7 +22,7 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 ALL_TESTS="no-command unknown-server bad-flag bad-port port-not-a-number
 	bad-addr addr-out-of-range stop-extra-args list-extra-args help
-	status-idle list not-root bench plots kecho-no-modules label stop"
+	status-idle list not-root bench plots kecho-no-modules peer label stop"
 select_cases "$@"
 root_or_bail_out
 
@@ -139,6 +142,25 @@ test_kecho_no_modules() {
 		skip "exit 1" modules
 		skip "says why and points to --vm" modules
 	fi
+}
+
+# A peer's code is not ours (cmd/peers.sh builds it outside), so what is
+# checked here is how the suite treats one: ECHOLAB_PEERS names an empty
+# directory, as on a machine where nobody built them.
+test_peer() {
+	local out empty
+	empty=$(mktemp -d)
+	out=$(ECHOLAB_PEERS=$empty "$RUN" list)
+	like "$out" "(^|"$'\n'")cf-naive +cf-naive +- +only when --servers names it; a public peer" \
+		"list: cf-naive, a peer, measured only when named"
+	out=$(ECHOLAB_PEERS=$empty "$RUN" cf-naive 2>&1)
+	is $? 1 "a peer that is not built: exit 1"
+	like "$out" "$empty/bin/echo-naive is not there: run 'cmd/peers.sh build'" \
+		"... saying where it looked and how to build it"
+	out=$("$ECHOLAB_ROOT/tests/contract.t" --list)
+	[[ $out == *user* && $out != *cf-* && $out != *frevib* ]]
+	ok $? "the contract's cases hold no peer"
+	rmdir "$empty"
 }
 
 # user_running: a user server on $PORT, started by run.sh if none is.
