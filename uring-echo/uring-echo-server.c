@@ -149,6 +149,7 @@ struct worker {
 	int error;			/* what stopped it, if not the stop */
 	unsigned long long accepted, closed, resets, bytes, dry, pauses,
 			   enters, batch_waits, sendmsgs;
+	unsigned long long recvs, sends;	/* completions that moved bytes */
 } __attribute__((aligned(8)));
 
 static struct {
@@ -673,6 +674,7 @@ static void on_recv(struct worker *w, struct conn *c, int res,
 		uint16_t bid = (uint16_t)(flags >> IORING_CQE_BUFFER_SHIFT);
 
 		w->held++;
+		w->recvs++;
 		if (c->closing) {
 			give_back(w, bid);
 		} else if (!enqueue(c, bid, (uint32_t)res)) {
@@ -751,6 +753,7 @@ static void on_send(struct worker *w, struct conn *c, int res)
 		conn_close(w, c);
 	} else {
 		w->bytes += (unsigned int)res;
+		w->sends++;
 		consume(w, c, (size_t)res);
 		if (c->count)
 			send_queued(w, c);
@@ -1172,7 +1175,7 @@ int main(int argc, char **argv)
 	static struct worker workers[MAX_WORKERS];
 	unsigned long long accepted = 0, closed = 0, resets = 0, bytes = 0,
 			   dry = 0, pauses = 0, enters = 0, empty_polls = 0,
-			   batch_waits = 0, sendmsgs = 0;
+			   batch_waits = 0, sendmsgs = 0, recvs = 0, sends = 0;
 	unsigned int i, started = 0;
 	struct rlimit rl;
 	sigset_t sigs;
@@ -1255,13 +1258,16 @@ int main(int argc, char **argv)
 		enters += w->enters;
 		batch_waits += w->batch_waits;
 		sendmsgs += w->sendmsgs;
+		recvs += w->recvs;
+		sends += w->sends;
 		empty_polls += w->poll.empty;
 		worker_teardown(w);
 	}
 	close(stop_fd);
 	if (!status || started)
-		fprintf(stderr, "%s: stopped: connections=%llu open=%llu resets=%llu bytes=%llu enobufs=%llu pauses=%llu enters=%llu batch_waits=%llu sendmsgs=%llu empty_polls=%llu\n",
+		fprintf(stderr, "%s: stopped: connections=%llu open=%llu resets=%llu bytes=%llu enobufs=%llu pauses=%llu recvs=%llu sends=%llu sendmsgs=%llu enters=%llu batch_waits=%llu empty_polls=%llu\n",
 			prog, accepted, accepted - closed, resets, bytes, dry,
-			pauses, enters, batch_waits, sendmsgs, empty_polls);
+			pauses, recvs, sends, sendmsgs, enters, batch_waits,
+			empty_polls);
 	return status;
 }

@@ -17,11 +17,14 @@
  * a budget (PENDING_BUDGET reads' worth in all): past it, reads shrink to
  * SMALL_READ until the clients take their echoes.
  *
- * --splice moves the bytes without copying them to userspace: each
- * connection has a pipe, and the worker splices socket -> pipe -> socket
- * (the pipe sized to --buffer-size where the kernel allows). The pipe
- * holds references to the received pages; what the socket could not take
- * stays in it, and the connection stops reading until it is empty.
+ * --splice moves the bytes without copying them to userspace: the worker
+ * splices socket -> pipe -> socket (the pipe sized to --buffer-size where
+ * the kernel allows), and the pipe holds references to the received
+ * pages. A pipe is the worker's while empty: a connection takes one for
+ * a read and gives it back once the pipe is empty again. Only what the
+ * socket could not take keeps a pipe with its connection, which stops
+ * reading until it is empty. So 10,000 connections need 10,000
+ * descriptors and a few pipes, not 30,000.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -54,13 +57,14 @@
 #define BUF_MAX		(64 * 1024 * 1024)
 #define PENDING_BUDGET	64		/* reads' worth held, per worker */
 #define SMALL_READ	(16 * 1024)	/* a read past that budget */
+#define SPARE_PIPES	8		/* empty pipes a worker keeps */
 #define MAX_EVENTS	256
 #define MAX_WORKERS	256
 #define ACCEPT_RETRY_MS	100	/* after EMFILE, try again this often */
 
 struct conn {
 	int fd;
-	int pipe[2];		/* --splice: [0] to read, [1] to write */
+	int pipe[2];		/* --splice, while bytes wait: [0] read, [1] write */
 	/* Copying: pending[off, len) is still to be sent (NULL: nothing).
 	 * Splicing: len bytes wait in the pipe. */
 	size_t len, off;
@@ -73,11 +77,14 @@ struct worker {
 	int listen_fd;
 	int epoll_fd;
 	unsigned char *buf;	/* every read lands here (copying) */
+	int pipes[SPARE_PIPES][2];	/* --splice: empty pipes, to lend */
+	unsigned int spare;
 	size_t pending;		/* bytes its connections hold unsent */
 	size_t budget;		/* past this, reads are SMALL_READ */
 	bool accept_paused;
 	struct busy_poll poll;
 	unsigned long long accepted, closed, resets, bytes;
+	unsigned long long reads, writes;	/* that moved bytes */
 };
 
 static struct {
@@ -116,9 +123,7 @@ static void usage(FILE *f)
 "                    %d): a worker's buffer, shared by its connections;\n"
 "                    a connection holds at most this much, only while a\n"
 "                    client does not read. With --splice: each pipe's size\n"
-"      --splice      echo through a pipe per connection, socket -> pipe\n"
-"                    -> socket: no copy to userspace (three descriptors\n"
-"                    per connection)\n"
+"      --splice      echo socket -> pipe -> socket: no copy to userspace\n"
 "  -v, --verbose     log every connection and error to stderr\n"
 "  -h, --help        this text\n"
 "\n"
@@ -196,7 +201,7 @@ static void parse_args(int argc, char **argv)
 static void conn_free(struct conn *c)
 {
 	close(c->fd);
-	if (opt.splice) {
+	if (c->pipe[0] >= 0) {	/* it holds bytes that will never go */
 		close(c->pipe[0]);
 		close(c->pipe[1]);
 	}
@@ -265,6 +270,7 @@ static ssize_t send_some(struct worker *w, struct conn *c,
 			return conn_failed(w, c, "send");
 		}
 		done += (size_t)n;
+		w->writes++;
 	}
 	w->bytes += done;
 	return (ssize_t)done;
@@ -287,8 +293,45 @@ static int splice_out(struct worker *w, struct conn *c)
 		}
 		c->len -= (size_t)n;
 		w->bytes += (size_t)n;
+		w->writes++;
 	}
 	return 0;
+}
+
+/* --splice: the connection takes an empty pipe, the worker's or a new
+ * one; -1 (errno set) when there is none to have. */
+static int pipe_take(struct worker *w, struct conn *c)
+{
+	if (w->spare) {
+		w->spare--;
+		c->pipe[0] = w->pipes[w->spare][0];
+		c->pipe[1] = w->pipes[w->spare][1];
+		return 0;
+	}
+	if (pipe2(c->pipe, O_NONBLOCK | O_CLOEXEC)) {
+		c->pipe[0] = c->pipe[1] = -1;
+		return -1;
+	}
+	/* Over fs.pipe-max-size this needs CAP_SYS_RESOURCE; the default
+	 * size (64 KiB) still echoes, in more rounds. */
+	if (fcntl(c->pipe[1], F_SETPIPE_SZ, (int)opt.buffer_size) < 0)
+		logv("worker %u: pipe of %zu bytes: %s\n", w->id,
+		     opt.buffer_size, strerror(errno));
+	return 0;
+}
+
+/* Its pipe is empty again: back to the worker, or closed past a few. */
+static void pipe_give_back(struct worker *w, struct conn *c)
+{
+	if (w->spare < SPARE_PIPES) {
+		w->pipes[w->spare][0] = c->pipe[0];
+		w->pipes[w->spare][1] = c->pipe[1];
+		w->spare++;
+	} else {
+		close(c->pipe[0]);
+		close(c->pipe[1]);
+	}
+	c->pipe[0] = c->pipe[1] = -1;
 }
 
 /* Reads what the socket holds, up to the bound: 0 at EOF, -1 when it is
@@ -297,10 +340,22 @@ static ssize_t conn_read(struct worker *w, struct conn *c)
 {
 	ssize_t n;
 
-	if (opt.splice)
+	if (opt.splice) {
+		if (pipe_take(w, c)) {
+			fprintf(stderr, "%s: worker %u: no pipe for fd %d: %s; closing it\n",
+				prog, w->id, c->fd, strerror(errno));
+			errno = EPIPE;	/* not EAGAIN: the caller closes */
+			return -1;
+		}
 		n = splice(c->fd, NULL, c->pipe[1], NULL, opt.buffer_size,
 			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-	else
+		if (n <= 0) {
+			int err = errno;
+
+			pipe_give_back(w, c);	/* nothing went in */
+			errno = err;
+		}
+	} else
 		n = recv(c->fd, w->buf, w->pending < w->budget ?
 			 opt.buffer_size : SMALL_READ, 0);
 	if (n < 0 && errno != EAGAIN && errno != EINTR) {
@@ -327,6 +382,8 @@ static int echo_read(struct worker *w, struct conn *c, size_t n, bool *more)
 		if (splice_out(w, c))
 			return -1;
 		*more = c->len > 0;
+		if (!*more)
+			pipe_give_back(w, c);
 		return 0;
 	}
 	sent = send_some(w, c, w->buf, n);
@@ -357,6 +414,8 @@ static int flush_pending(struct worker *w, struct conn *c, bool *more)
 		if (splice_out(w, c))
 			return -1;
 		*more = c->len > 0;
+		if (!*more)
+			pipe_give_back(w, c);
 		return 0;
 	}
 	sent = send_some(w, c, c->pending + c->off, c->len - c->off);
@@ -394,6 +453,7 @@ static void conn_event(struct worker *w, struct conn *c, uint32_t events)
 		return;
 	if (n <= 0)	/* gone, or EOF with everything before it echoed */
 		goto gone;
+	w->reads++;
 	if (echo_read(w, c, (size_t)n, &more))
 		goto gone;
 	if (more)	/* stop reading until the client takes the rest */
@@ -403,28 +463,32 @@ gone:
 	conn_close(w, c);
 }
 
-/* A connection on fd (and with --splice its pipe), or NULL. */
-static struct conn *conn_new(struct worker *w, int fd)
+/* A connection on fd, or NULL (errno ENOMEM). */
+static struct conn *conn_new(int fd)
 {
 	struct conn *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
 	c->fd = fd;
-	if (!opt.splice)
-		return c;
-	if (pipe2(c->pipe, O_NONBLOCK | O_CLOEXEC)) {
-		fprintf(stderr, "%s: worker %u: no pipe for fd %d: %s; closing it\n",
-			prog, w->id, fd, strerror(errno));
-		free(c);
-		return NULL;
-	}
-	/* Over fs.pipe-max-size this needs CAP_SYS_RESOURCE; the default
-	 * size (64 KiB) still echoes, in more rounds. */
-	if (fcntl(c->pipe[1], F_SETPIPE_SZ, (int)opt.buffer_size) < 0)
-		logv("worker %u: pipe of %zu bytes: %s\n", w->id,
-		     opt.buffer_size, strerror(errno));
+	c->pipe[0] = c->pipe[1] = -1;
 	return c;
+}
+
+/* Out of descriptors or memory (err): the clients wait in the backlog;
+ * accepting resumes when a connection closes or after a short while. */
+static bool accept_pause(struct worker *w, const char *what, int err)
+{
+	struct epoll_event lev = { .events = 0 };
+
+	if (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM)
+		return false;
+	if (!w->accept_paused)
+		fprintf(stderr, "%s: worker %u: %s: %s; pausing accepts\n",
+			prog, w->id, what, strerror(err));
+	epoll_ctl(w->epoll_fd, EPOLL_CTL_MOD, w->listen_fd, &lev);
+	w->accept_paused = true;
+	return true;
 }
 
 static void accept_all(struct worker *w)
@@ -432,26 +496,13 @@ static void accept_all(struct worker *w)
 	for (;;) {
 		struct epoll_event ev;
 		struct conn *c;
-		int one = 1, fd;
+		int one = 1, fd, err;
 
 		fd = accept4(w->listen_fd, NULL, NULL,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE ||
-			    errno == ENOBUFS || errno == ENOMEM) {
-				/* Leave them in the backlog; retry when a
-				 * connection closes or after a short while. */
-				struct epoll_event lev = { .events = 0 };
-
-				if (!w->accept_paused)
-					fprintf(stderr,
-						"%s: worker %u: accept: %s; pausing accepts\n",
-						prog, w->id, strerror(errno));
-				epoll_ctl(w->epoll_fd, EPOLL_CTL_MOD,
-					  w->listen_fd, &lev);
-				w->accept_paused = true;
+			if (accept_pause(w, "accept", errno))
 				return;
-			}
 			if (errno == EAGAIN || errno == EINTR)
 				return;
 			/* ECONNABORTED and friends: that client is gone. */
@@ -459,9 +510,14 @@ static void accept_all(struct worker *w)
 			     strerror(errno));
 			continue;
 		}
-		c = conn_new(w, fd);
+		c = conn_new(fd);
 		if (!c) {
+			/* This client is closed; the next wait in the
+			 * backlog. */
+			err = errno;
 			close(fd);
+			if (accept_pause(w, "malloc", err))
+				return;
 			continue;
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -518,6 +574,17 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* As many connections as the descriptor limit allows: the hard limit. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 /* Registers the listener (data.ptr NULL) and the stop eventfd. */
 static int worker_setup(struct worker *w)
 {
@@ -545,21 +612,16 @@ int main(int argc, char **argv)
 {
 	struct worker workers[MAX_WORKERS] = { 0 };
 	unsigned long long accepted = 0, closed = 0, resets = 0, bytes = 0;
+	unsigned long long reads = 0, writes = 0;
 	unsigned long long empty_polls = 0;
 	unsigned int i, started = 0;
-	struct rlimit rl;
 	sigset_t sigs;
 	int err, sig, status = 0;
 
 	prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	parse_args(argc, argv);
 	signal(SIGPIPE, SIG_IGN);
-	/* As many connections as the hard limit allows (--splice: a pipe's
-	 * two descriptors beside each socket). */
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	raise_nofile();
 
 	/* Workers inherit this mask; only sigwait() below sees the signals. */
 	sigemptyset(&sigs);
@@ -623,16 +685,23 @@ int main(int argc, char **argv)
 		closed += workers[i].closed;
 		resets += workers[i].resets;
 		bytes += workers[i].bytes;
+		reads += workers[i].reads;
+		writes += workers[i].writes;
 		empty_polls += workers[i].poll.empty;
 		close(workers[i].epoll_fd);
 		close(workers[i].listen_fd);
 		free(workers[i].buf);
+		while (workers[i].spare) {
+			workers[i].spare--;
+			close(workers[i].pipes[workers[i].spare][0]);
+			close(workers[i].pipes[workers[i].spare][1]);
+		}
 	}
 	close(stop_fd);
 	if (!status)
-		fprintf(stderr, "%s: stopped: connections=%llu open=%llu resets=%llu bytes=%llu empty_polls=%llu\n",
+		fprintf(stderr, "%s: stopped: connections=%llu open=%llu resets=%llu bytes=%llu reads=%llu writes=%llu empty_polls=%llu\n",
 			prog, accepted, accepted - closed, resets, bytes,
-			empty_polls);
+			reads, writes, empty_polls);
 	/* Connections still open are closed by the exit itself. */
 	return status;
 }
