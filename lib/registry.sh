@@ -34,8 +34,9 @@
 #   variant LABEL order=N colour=#RRGGBB [server=NAME] [args="START-OPTIONS"] [bypass=1]
 #           [cpu_scope=all] [extra=1]
 #       one thing compare measures and the plots draw, in the order N and
-#       the colour given; of the server (or peer) declared last unless server= says;
-#       args are run.sh's start options (-- SERVER-ARGS, a front's --FLAG);
+#       the colour given; of the server (or peer) declared last unless
+#       server= says; args are run.sh's start options (-- SERVER-ARGS, a
+#       front's --FLAG);
 #       bypass=1: only with compare --bypass; cpu_scope=all: its work runs
 #       on any CPU, whatever run.sh --cpus says, so its CPU per echo counts
 #       every CPU; extra=1: measured only when compare --servers names it

@@ -13,8 +13,8 @@
 #   with a warning from run.sh and from the server itself.
 #
 # Its cases are the declared variants (variant_cases; --list prints
-# them): user, user-w2, uring, ebpf, kecho-unbound, kecho-bound,
-# kecho-kthread, and kecho for kecho's three. Each checks all of the above
+# them): user, user-w2, user-splice, uring, ebpf, kecho-unbound,
+# kecho-bound, kecho-kthread, and kecho for kecho's three. Each checks all of the above
 # on its variant, from its own start to its own stop.
 #
 # ONLY_SERVERS="NAME..." limits it to those servers or variants (the

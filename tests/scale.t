@@ -10,10 +10,10 @@
 # line: its RSS, the kernel's TCP buffers and slab, at the plateau.
 #
 # Its cases are the declared variants, the bypass's included
-# (variant_cases all_variants; --list prints them): user, user-w2, uring,
-# user-bypass, ebpf, kecho-unbound, kecho-bound, kecho-kthread, and kecho
-# for kecho's three. Each checks all of the above on its variant, from its
-# own start to its own stop.
+# (variant_cases all_variants; --list prints them): user, user-w2,
+# user-splice, uring, user-bypass, ebpf, kecho-unbound, kecho-bound,
+# kecho-kthread, and kecho for kecho's three. Each checks all of the above
+# on its variant, from its own start to its own stop.
 #
 # ONLY_SERVERS="NAME..." limits it to those servers or variants (the
 # guest's run).
