@@ -6,12 +6,12 @@
  * spreads new connections over the workers). One multishot accept brings
  * every new connection; one multishot receive per connection fills
  * buffers the kernel picks from a ring of provided buffers; they are sent
- * back in order, one send in flight per connection so bytes stay in order:
+ * back with one send in flight per connection, so bytes stay in order:
  * the first buffer alone, or every buffer that came meanwhile (up to 32)
  * in one sendmsg. A partial send is resumed where it stopped, and each
- * buffer goes back to the ring once sent. Completions are reaped and new requests
- * queued in batches: one io_uring_enter per turn of the loop, however many
- * connections it served.
+ * buffer goes back to the ring once sent. Completions are reaped and new
+ * requests queued in batches: one io_uring_enter per turn of the loop,
+ * however many connections it served.
  *
  * Memory is the buffer rings, whatever the clients do: a connection holds
  * at most --conn-buffers of them; past that its receive is cancelled, and
