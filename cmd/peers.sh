@@ -15,7 +15,9 @@
 #
 # Their code is theirs (Cloudflare's blog code, frevib's MIT licence): it
 # is never copied into this repository, only built beside it. Measure them
-# with compare, by name: run.sh compare --servers user,cf-naive -t 1 -s 65536
+# with compare, by name, at one connection (Cloudflare's serve one at a
+# time): run.sh compare --loopback --servers user,cf-naive --rates 2000
+# --workload load -c 1 -s 65536
 set -euo pipefail
 
 PEERS=${ECHOLAB_PEERS:-/var/tmp/echolab-peers}
