@@ -1077,16 +1077,46 @@ compare_sizes() {
 		echo "order_seed=$ORDER_SEED"
 		echo "args=${args[*]}"
 	} >"$OUT/meta.txt"
+	# Each size's compare runs in the background, so that a SIGINT or
+	# SIGTERM sent to this process alone (kill PID, not Ctrl-C to the
+	# group) reaches it too (sizes_interrupted): in the foreground it went
+	# on measuring, this one's trap deferred until it ended.
+	SIZE_CHILD=
+	trap 'sizes_interrupted' INT TERM
 	for s in "${SIZES[@]}"; do
 		say "size $s bytes: a comparison of its own in $OUT/size-$s"
-		"$0" "${args[@]}" --size "$s" --seed "$ORDER_SEED" --out "$OUT/size-$s" || rc=$?
+		"$0" "${args[@]}" --size "$s" --seed "$ORDER_SEED" --out "$OUT/size-$s" &
+		SIZE_CHILD=$!
+		wait "$SIZE_CHILD" || rc=$?
+		SIZE_CHILD=
 		((rc != 130)) || { echo "results: $OUT"; exit 130; }
 		((rc == 0)) || die "size $s: the comparison failed (exit $rc); the sizes before it are in $OUT"
 	done
+	trap - INT TERM
 	"$ROOT/cmd/sizes.sh" "$OUT" >"$OUT/summary.md"
 	cat "$OUT/summary.md"
 	echo "results: $OUT"
 	exit 0
+}
+
+# A signal during --sizes: the size being measured stops as compare does
+# when interrupted; the sizes done stay in OUT.
+# The child's own trap runs once its foreground command, bench, has
+# ended, so bench is stopped too (it writes what it has); a background
+# child starts with SIGINT ignored, so it is sent TERM.
+sizes_interrupted() {
+	local p
+	trap - INT TERM
+	if [[ -n $SIZE_CHILD ]]; then
+		kill -TERM "$SIZE_CHILD" 2>/dev/null
+		for p in $(descendants "$SIZE_CHILD"); do
+			[[ $(cat "/proc/$p/comm" 2>/dev/null) != bench ]] ||
+				kill -TERM "$p" 2>/dev/null
+		done
+		wait "$SIZE_CHILD"
+	fi
+	echo "results: $OUT"
+	exit 130
 }
 
 # --summarize DIR: summary.md again from DIR's raw files and meta.txt

@@ -195,6 +195,23 @@ alive() {
 	[[ -z $exe || $(readlink "/proc/$pid/exe" 2>/dev/null) == "$exe" ]]
 }
 
+# descendants PID: the PIDs of PID's children, theirs, and so on, one a
+# line, read from /proc (the guest has no pgrep). A process that ends
+# meanwhile is skipped.
+descendants() {
+	local f stat kids=() k
+	for f in /proc/[0-9]*/stat; do
+		{ read -r stat <"$f"; } 2>/dev/null || continue
+		stat=${stat##*) }		# past the command, which may hold spaces
+		read -r _ k _ <<<"$stat"	# state, then the parent's PID
+		[[ $k != "$1" ]] || kids+=("$(basename "$(dirname "$f")")")
+	done
+	for k in "${kids[@]}"; do
+		echo "$k"
+		descendants "$k"
+	done
+}
+
 # cgroup v2 may be mounted anywhere (/sys/fs/cgroup/unified on hybrid
 # systems): mountinfo says where.
 cgroup2_mount() {

@@ -30,6 +30,9 @@
 #                left; --bypass with --netem, or in two machines, exit 2
 #   interrupted  Ctrl-C beside a CPU hog on every CPU: exit 130 within 2 s,
 #                no server, namespace or RPS change left, samples kept
+#   sizes-interrupted  SIGTERM to --sizes' own process alone (kill PID):
+#                the size being measured stops too, exit 130 within 5 s,
+#                no server left, its samples kept, the next size never run
 #   usage        bad --repeat, --precision, bench flags, --workload,
 #                --servers, --rates, --sizes and --seed, and --rates with
 #                a closed loop or -R, exit 2, and write nothing
@@ -37,7 +40,7 @@ set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 ALL_TESTS="native sweep loopback placement verdict equal sizes precision bypass
-	interrupted usage"
+	interrupted sizes-interrupted usage"
 select_cases "$@"
 root_or_bail_out
 
@@ -436,6 +439,38 @@ test_interrupted() {
 	diag "interrupted: $rows rows kept"
 	grep -q "^results: $TMP/int" "$TMP/int.log"
 	ok $? "says where the results are"
+}
+
+# SIGTERM to compare --sizes alone, while one size's compare measures in
+# a process of its own: that one stops too.
+test_sizes_interrupted() {
+	local pid start elapsed_ms rc rows dir=$TMP/sizes-int
+	"$RUN" compare --servers user --sizes 64,128 --rates 2000 -c 2 -d 8 --repeat 1 \
+		--out "$dir" >"$TMP/sizes-int.log" 2>&1 &
+	pid=$!
+	wait_until 30 rows_over "$dir/size-64/user-rate2000-1.tsv" 100
+	kill -TERM "$pid"
+	start=$(_now_us)
+	wait_until -i 0.05 10 pid_gone "$pid"
+	elapsed_ms=$((($(_now_us) - start) / 1000))
+	wait "$pid"
+	rc=$?
+	is "$rc" 130 "exit 130"
+	((elapsed_ms < 5000))
+	ok $? "exits within 5 s of SIGTERM to its own process"
+	diag "sizes-interrupted: exited ${elapsed_ms} ms after SIGTERM"
+	absent "no compare of a size left" . processes "compare.sh.*--size 64"
+	absent "no bench left" . processes "$BENCH "
+	absent "no server process left" . processes "$(server_binary user)"
+	absent "port free" . listeners "$PORT"
+	[[ ! -e $STATE_DIR ]]
+	ok $? "no server state left"
+	rows=$(grep -vc '^#' "$dir/size-64/user-rate2000-1.tsv")
+	((rows > 100))
+	ok $? "the size measured keeps its samples"
+	diag "sizes-interrupted: $rows rows kept"
+	[[ ! -e $dir/size-128 ]]
+	ok $? "the next size never started"
 }
 
 # Usage errors: exit 2, before anything starts or is written.
