@@ -460,12 +460,25 @@ bench_ok() {
 
 server_pid() { state pid; }
 
-# tcp_estab_resets: connections reset out of ESTABLISHED or CLOSE_WAIT, at
-# either end, counted by the kernel (EstabResets, /proc/net/snmp).
-tcp_estab_resets() {
-	awk '$1 == "Tcp:" && !n { for (i = 2; i <= NF; i++) if ($i == "EstabResets") c = i; n = 1; next }
-		$1 == "Tcp:" && c { print $c }' /proc/net/snmp
+# tcp_counters NAME...: 'NAME VALUE' for each of the kernel's TCP counters
+# named as nstat names them (TcpEstabResets, TcpExtListenOverflows), from
+# /proc/net/snmp and netstat, which the guest has without nstat: a line
+# of names, then a line of values, each led by 'Tcp:' or 'TcpExt:'.
+tcp_counters() {
+	awk -v want="$*" '
+		BEGIN { n = split(want, w); for (i = 1; i <= n; i++) wanted[w[i]] = 1 }
+		$1 == "TcpExt:" || $1 == "Tcp:" {
+			p = substr($1, 1, length($1) - 1)
+			if (!(p in names)) { names[p] = $0; next }
+			split(names[p], f)
+			for (i = 2; i <= NF; i++) if ((p f[i]) in wanted) print p f[i], $i
+			delete names[p]
+		}' /proc/net/snmp /proc/net/netstat
 }
+
+# tcp_estab_resets: connections reset out of ESTABLISHED or CLOSE_WAIT, at
+# either end, counted by the kernel.
+tcp_estab_resets() { tcp_counters TcpEstabResets | awk '{ print $2 }'; }
 
 # _reset_seen: for reset_ok, through wait_until (bash's dynamic scope: it
 # reads reset_ok's before and cport, and sets its n and left): both ends

@@ -95,30 +95,17 @@ plateau() {
 
 # The kernel's counters that tell why a connection was reset or a request
 # lost: a listener's full accept queue (overflows, drops), handshakes
-# left unanswered, resets sent. tcp_counters prints NAME VALUE lines.
-TCP_COUNTERS="TcpExtListenOverflows TcpExtListenDrops TcpExtTCPReqQFullDrop
-	TcpExtSyncookiesSent TcpExtTCPTimeouts TcpExtTCPAbortOnData TcpOutRsts"
-# From /proc/net/netstat and snmp (nstat's names: the line's prefix and the
-# field), which the guest has without iproute2's nstat.
-tcp_counters() {
-	awk -v want="$TCP_COUNTERS" '
-		BEGIN { n = split(want, w); for (i = 1; i <= n; i++) wanted[w[i]] = 1 }
-		$1 == "TcpExt:" || $1 == "Tcp:" {
-			p = substr($1, 1, length($1) - 1)
-			if (!(p in names)) { names[p] = $0; next }
-			split(names[p], f)
-			for (i = 2; i <= NF; i++) if ((p f[i]) in wanted) print p f[i], $i
-			delete names[p]
-		}' /proc/net/netstat /proc/net/snmp
-}
+# left unanswered, resets sent (tcp_counters, tests/lib.sh).
+TCP_COUNTERS=(TcpExtListenOverflows TcpExtListenDrops TcpExtTCPReqQFullDrop
+	TcpExtSyncookiesSent TcpExtTCPTimeouts TcpExtTCPAbortOnData TcpOutRsts)
 
 # counters_since BEFORE: the counters that grew since BEFORE (tcp_counters'
 # output), as NAME=DELTA.
 counters_since() {
 	awk 'NR == FNR { was[$1] = $2; next }
 		$2 > was[$1] { printf "%s=%d ", $1, $2 - was[$1]; n++ }
-		END { gsub(/[ \t\n]+/, " ", names); if (!n) printf "none of %s grew", names }' names="$TCP_COUNTERS" \
-		<(echo "$1") <(tcp_counters)
+		END { if (!n) printf "none of %s grew", names }' names="${TCP_COUNTERS[*]}" \
+		<(echo "$1") <(tcp_counters "${TCP_COUNTERS[@]}")
 }
 
 # scale LABEL SERVER [START-OPTIONS...]
@@ -136,7 +123,7 @@ scale() {
 	ok $? "$label: run.sh $server${*:+ $*} on a loopback address of its own"
 	pid=$(server_pid)
 	mem0=$(memory_of "$pid")
-	counters=$(tcp_counters)
+	counters=$(tcp_counters "${TCP_COUNTERS[@]}")
 
 	out=$(mktemp)
 	bounded $((SECONDS_HELD * 3 + 60)) "${prefix[@]}" "$BENCH" -H "$host" -p "$PORT" -t "$N" -d "$SECONDS_HELD" -R $((N / INTERVAL_S)) \

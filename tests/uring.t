@@ -46,7 +46,8 @@ SERVER=$(server_binary uring)
 LOG=$(mktemp)
 URING_PID=
 URING_ARGS=
-trap 'stop_uring; rm -f "$LOG"' EXIT
+SOMAXCONN_WAS=	# 10000-clients raises it; restored however the file ends
+trap 'stop_uring; rm -f "$LOG"; [[ -z $SOMAXCONN_WAS ]] || sysctl -qw net.core.somaxconn="$SOMAXCONN_WAS"' EXIT
 
 # Skipped only for a platform fact the test detects itself; a server that
 # run.sh refuses where the facts say it runs fails its start below.
@@ -143,14 +144,14 @@ test_2000_clients() {
 # until the kernel pruned them, and their clients failed (CI, 6.1: 61 of
 # 10,000; scale.t saw the same of kecho).
 test_10000_clients() {
-	local was
-	was=$(sysctl -n net.core.somaxconn)
+	SOMAXCONN_WAS=$(sysctl -n net.core.somaxconn)
 	sysctl -qw net.core.somaxconn=16384
 	start_uring --backlog 16384
 	ok $? "10000-clients: start with --backlog 16384"
 	spare_ok "10000-clients" -t 10000 -r 1 -T 30000
 	stop_uring
-	sysctl -qw net.core.somaxconn="$was"
+	sysctl -qw net.core.somaxconn="$SOMAXCONN_WAS"
+	SOMAXCONN_WAS=
 }
 
 # No descriptor leaks: 5 x 1000 x 10 connections opened and closed, then
