@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* fentry/fexit timing of up to FUNCLAT_SLOTS kernel functions; the loader
- * picks each slot's function at run time (bpf_program__set_attach_target). */
+/* fentry/fexit timing of up to FUNCLAT_SLOTS kernel functions, or (-c) the
+ * bytes TCP copied between sockets and memory, by process; the loader picks
+ * each slot's function at run time (bpf_program__set_attach_target) and
+ * which of the two sets of programs loads. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "funclat.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -58,6 +61,62 @@ static __always_inline int leave(__u32 slot)
 	st->total_ns += d;
 	if (d > st->max_ns)
 		st->max_ns = d;
+	return 0;
+}
+
+/* -c: per (process, direction); a few hundred processes make calls in a run. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct funclat_copy_key);
+	__type(value, struct funclat_copy);
+} copies SEC(".maps");
+
+static __always_inline void add_copy(__u32 dir, __u64 bytes)
+{
+	struct funclat_copy_key key = {
+		.tgid = bpf_get_current_pid_tgid() >> 32,
+		.dir = dir,
+	};
+	struct funclat_copy *c, zero = {};
+
+	c = bpf_map_lookup_elem(&copies, &key);
+	if (!c) {
+		bpf_get_current_comm(zero.comm, sizeof(zero.comm));
+		bpf_map_update_elem(&copies, &key, &zero, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&copies, &key);
+		if (!c)
+			return;
+	}
+	__sync_fetch_and_add(&c->count, 1);
+	__sync_fetch_and_add(&c->bytes, bytes);
+}
+
+/* Every TCP receive into memory (a user buffer, io_uring's, kecho's kvec)
+ * copies its bytes here; 0 is success. A receive that hands pages over
+ * (splice, a sockmap redirect) never comes here. */
+SEC("fexit/skb_copy_datagram_iter")
+int BPF_PROG(copy_recv, const struct sk_buff *skb, int offset, struct iov_iter *to,
+	     int len, int ret)
+{
+	if (!ret && len > 0)
+		add_copy(FUNCLAT_COPY_RECV, len);
+	return 0;
+}
+
+/* Flags of a send that takes the caller's pages rather than copying them
+ * (Linux 6.5 on; the bits were unused before). */
+#define MSG_ZEROCOPY_ 0x4000000
+#define MSG_SPLICE_PAGES_ 0x8000000
+
+/* Every TCP send from memory copies what it accepts into the socket's
+ * pages, unless it is a splice (6.5 on; before, splice came through
+ * do_tcp_sendpages, not here) or MSG_ZEROCOPY. */
+SEC("fexit/tcp_sendmsg_locked")
+int BPF_PROG(copy_send, struct sock *sk, struct msghdr *msg, size_t size, int ret)
+{
+	if (ret > 0 && !(BPF_CORE_READ(msg, msg_flags) & (MSG_ZEROCOPY_ | MSG_SPLICE_PAGES_)))
+		add_copy(FUNCLAT_COPY_SEND, ret);
 	return 0;
 }
 

@@ -1,12 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* funclat: count, total and mean time of kernel functions, from fentry/fexit.
+/* funclat: count, total and mean time of kernel functions, from fentry/fexit;
+ * or the bytes TCP copied between sockets and memory, by process.
  *
  *   funclat [-p TGID] [-d SECONDS] FUNCTION...
+ *   funclat -c [-d SECONDS]
  *
  * Up to FUNCLAT_SLOTS functions, by name (vmlinux or a loaded module with
  * BTF). Runs until SIGINT/SIGTERM or SECONDS, then prints one line per
  * function: name count total_ns mean_ns max_ns. Functions without BTF
- * (absent, inlined, static and renamed) are reported and skipped. */
+ * (absent, inlined, static and renamed) are reported and skipped.
+ *
+ * With -c, one line per direction and process that copied: direction
+ * (recv: socket to memory, counted at skb_copy_datagram_iter; send: memory
+ * to socket, at tcp_sendmsg_locked, less the sends that hand pages over:
+ * splice, MSG_ZEROCOPY), tgid, comm (the thread that copied first: a
+ * kworker's name, or one thread of a process), calls and bytes. */
 #include <errno.h>
 #include <dirent.h>
 #include <signal.h>
@@ -41,7 +49,8 @@ static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt,
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: funclat [-v] [-p TGID] [-d SECONDS] FUNCTION... (at most %d)\n",
+	fprintf(f, "usage: funclat [-v] [-p TGID] [-d SECONDS] FUNCTION... (at most %d)\n"
+		"       funclat [-v] -c [-d SECONDS]  (bytes TCP copied, by process)\n",
 		FUNCLAT_SLOTS);
 }
 
@@ -78,20 +87,87 @@ static int has_btf_func(const char *name)
 	return found;
 }
 
+/* The timing table: one line per function, its sums over the CPUs. */
+static int print_times(struct funclat_bpf *skel, const char **names, int nfuncs)
+{
+	struct funclat_stat *cpu_st;
+	int ncpus, err = 0, i, c;
+
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus < 0)
+		return ncpus;
+	cpu_st = calloc(ncpus, sizeof(*cpu_st));
+	if (!cpu_st)
+		return -ENOMEM;
+	printf("function\tcount\ttotal_ns\tmean_ns\tmax_ns\n");
+	for (i = 0; i < nfuncs; i++) {
+		struct funclat_stat sum = {};
+		__u32 key = i;
+
+		err = bpf_map__lookup_elem(skel->maps.stats, &key, sizeof(key), cpu_st,
+					   sizeof(*cpu_st) * ncpus, 0);
+		if (err)
+			break;
+		for (c = 0; c < ncpus; c++) {
+			sum.count += cpu_st[c].count;
+			sum.total_ns += cpu_st[c].total_ns;
+			if (cpu_st[c].max_ns > sum.max_ns)
+				sum.max_ns = cpu_st[c].max_ns;
+		}
+		printf("%s\t%llu\t%llu\t%llu\t%llu\n", names[i],
+		       (unsigned long long)sum.count, (unsigned long long)sum.total_ns,
+		       (unsigned long long)(sum.count ? sum.total_ns / sum.count : 0),
+		       (unsigned long long)sum.max_ns);
+	}
+	free(cpu_st);
+	return err;
+}
+
+/* The -c table: one line per direction and process. A full map (4096
+ * pairs) would have dropped pairs: said, and an error. */
+static int print_copies(struct funclat_bpf *skel)
+{
+	static const char *const dir[] = { "recv", "send" };
+	struct funclat_copy_key key, next, *prev = NULL;
+	struct funclat_copy c;
+	int fd = bpf_map__fd(skel->maps.copies), pairs = 0;
+
+	printf("direction\ttgid\tcomm\tcalls\tbytes\n");
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (key.dir > FUNCLAT_COPY_SEND || bpf_map_lookup_elem(fd, &key, &c))
+			continue;
+		c.comm[sizeof(c.comm) - 1] = '\0';
+		printf("%s\t%u\t%s\t%llu\t%llu\n", dir[key.dir], key.tgid,
+		       c.comm[0] ? c.comm : "?", (unsigned long long)c.count,
+		       (unsigned long long)c.bytes);
+		pairs++;
+	}
+	if (pairs >= (int)bpf_map__max_entries(skel->maps.copies)) {
+		fprintf(stderr, "funclat: the table of processes is full (%d pairs): "
+			"some processes' copies were not counted; count for less time\n", pairs);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *names[FUNCLAT_SLOTS];
 	struct bpf_program *entry[FUNCLAT_SLOTS], *exit_[FUNCLAT_SLOTS];
 	struct funclat_bpf *skel = NULL;
-	struct funclat_stat *cpu_st;
 	long tgid = 0, seconds = 0;
-	int nfuncs = 0, ncpus, err = 0, opt, i, c;
+	int nfuncs = 0, err = 0, opt, i, copies = 0;
 	char pname[16];
 
-	while ((opt = getopt(argc, argv, "vp:d:h")) != -1) {
+	while ((opt = getopt(argc, argv, "vcp:d:h")) != -1) {
 		switch (opt) {
 		case 'v':
 			verbose = 1;
+			break;
+		case 'c':
+			copies = 1;
 			break;
 		case 'p':
 			tgid = strtol(optarg, NULL, 10);
@@ -115,7 +191,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind == argc || argc - optind > FUNCLAT_SLOTS) {
+	if (copies ? optind != argc || tgid :
+		     optind == argc || argc - optind > FUNCLAT_SLOTS) {
 		usage(stderr);
 		return 2;
 	}
@@ -137,6 +214,8 @@ int main(int argc, char **argv)
 		bpf_program__set_autoload(entry[i], false);
 		bpf_program__set_autoload(exit_[i], false);
 	}
+	bpf_program__set_autoload(skel->progs.copy_recv, copies);
+	bpf_program__set_autoload(skel->progs.copy_send, copies);
 	for (i = optind; i < argc; i++) {
 		if (!has_btf_func(argv[i])) {
 			fprintf(stderr, "funclat: %s: no such function in the kernel's BTF "
@@ -156,7 +235,7 @@ int main(int argc, char **argv)
 		}
 		nfuncs++;
 	}
-	if (!nfuncs) {
+	if (!nfuncs && !copies) {
 		fprintf(stderr, "funclat: none of the functions can be traced\n");
 		err = -ENOENT;
 		goto cleanup;
@@ -176,8 +255,12 @@ int main(int argc, char **argv)
 
 	signal(SIGINT, sig_handler);
 	signal(SIGTERM, sig_handler);
-	fprintf(stderr, "funclat: timing %d function(s)%s\n", nfuncs,
-		seconds ? "" : "; Ctrl-C prints the table");
+	if (copies)
+		fprintf(stderr, "funclat: counting TCP's copies (2 function(s))%s\n",
+			seconds ? "" : "; Ctrl-C prints the table");
+	else
+		fprintf(stderr, "funclat: timing %d function(s)%s\n", nfuncs,
+			seconds ? "" : "; Ctrl-C prints the table");
 	/* Tell a waiting script that the probes are in place. */
 	fflush(stderr);
 	{
@@ -192,33 +275,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	ncpus = libbpf_num_possible_cpus();
-	cpu_st = calloc(ncpus, sizeof(*cpu_st));
-	if (ncpus < 0 || !cpu_st) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	printf("function\tcount\ttotal_ns\tmean_ns\tmax_ns\n");
-	for (i = 0; i < nfuncs; i++) {
-		struct funclat_stat sum = {};
-		__u32 key = i;
-
-		err = bpf_map__lookup_elem(skel->maps.stats, &key, sizeof(key), cpu_st,
-					   sizeof(*cpu_st) * ncpus, 0);
-		if (err)
-			break;
-		for (c = 0; c < ncpus; c++) {
-			sum.count += cpu_st[c].count;
-			sum.total_ns += cpu_st[c].total_ns;
-			if (cpu_st[c].max_ns > sum.max_ns)
-				sum.max_ns = cpu_st[c].max_ns;
-		}
-		printf("%s\t%llu\t%llu\t%llu\t%llu\n", names[i],
-		       (unsigned long long)sum.count, (unsigned long long)sum.total_ns,
-		       (unsigned long long)(sum.count ? sum.total_ns / sum.count : 0),
-		       (unsigned long long)sum.max_ns);
-	}
-	free(cpu_st);
+	err = copies ? print_copies(skel) : print_times(skel, names, nfuncs);
 
 cleanup:
 	funclat_bpf__destroy(skel);

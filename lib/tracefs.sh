@@ -140,13 +140,14 @@ trace_stop() {
 }
 
 # funclat_start FUNCTION...: ftrace/funclat timing them, into $tmp/funclat
-# (its messages: $tmp/funclat.err), once it says it is timing.
+# (its messages: $tmp/funclat.err), once its probes are in place (-b
+# FUNCTION...: the bytes they return, by process).
 funclat_start() {
 	local i
 	"$FUNCLAT" "$@" >"$tmp/funclat" 2>"$tmp/funclat.err" &
 	FUNCLAT_PID=$!
 	for ((i = 0; i < 100; i++)); do
-		grep -q 'timing' "$tmp/funclat.err" 2>/dev/null && return 0
+		grep -q 'function(s)' "$tmp/funclat.err" 2>/dev/null && return 0
 		sleep 0.1
 	done
 	die "funclat did not start: $(cat "$tmp/funclat.err")"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# ftrace/ on this kernel: trace.sh, percall.sh, wq-latency.sh and funclat
+# ftrace/ on this kernel: trace.sh, percall.sh, copies.sh, wq-latency.sh and funclat
 # name what they were meant to see, and leave tracefs as they found it.
 # Cases:
 #   funclat      bad usage; one function timed, or refused with the
@@ -10,6 +10,9 @@
 #   percall      percall.sh: syscalls, receives and sends per message;
 #                counts perf did not take whole, and a server killed
 #                mid-run, give no figure
+#   copies       copies.sh: bad usage; user copies each byte twice, or the
+#                script refuses with a pointer to --vm where the kernel
+#                refuses fentry (the guest's case counts every server)
 #   profile      profile.sh: the CPU split by process and kind, flame
 #                graphs; too few samples refused; usage; --running
 #   wq-latency   wq-latency.sh ebpf: sk_psock_backlog's queue times, a plot
@@ -17,7 +20,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-ALL_TESTS="funclat trace percall profile wq-latency interrupted"
+ALL_TESTS="funclat trace percall copies profile wq-latency interrupted"
 select_cases "$@"
 root_or_bail_out
 
@@ -75,6 +78,25 @@ test_trace() {
 		like "$out" "(tcp_sendmsg|sock_sendmsg) +[0-9]+" "trace/user: tcp_sendmsg timed"
 	fi
 	is "$(tracefs_state)" "$before" "trace/user: tracefs as found"
+}
+
+test_copies() {
+	local out rc base
+	base=$(leftovers_or_why)
+	out=$(bounded 10 "$FT/copies.sh" no-such-server 2>&1)
+	is $? 2 "copies/usage: an unknown server exits 2"
+	like "$out" "unknown argument 'no-such-server'" "copies/usage: says which argument"
+	out=$(bounded 120 "$FT/copies.sh" --out "$OUT" user -- -t 2 -r 1 -m 100 -s 4096 2>&1)
+	rc=$?
+	if fact no-fentry >/dev/null; then
+		is "$rc" 1 "copies: refused where fentry is (fact no-fentry)"
+		like "$out" "refused: .*run it in the guest with --vm" "copies: the refusal says to use --vm"
+	else
+		is "$rc" 0 "copies: exits 0"
+		is "$(awk '$1 == "user" { print $8 }' "$OUT/copies.tsv" 2>/dev/null)" 2.000 \
+			"copies/user: 2 copies per echo"
+	fi
+	nothing_left_since copies "$base"
 }
 
 test_percall() {

@@ -11,10 +11,12 @@
 #               mode, data files left in $OUT for the host; tracefs as found
 #   percall     percall.sh: kecho has no syscall of its own, ebpf never
 #               sends; tracefs as found
+#   copies      copies.sh: user and kecho copy each byte twice (in, out),
+#               user --splice and ebpf never; tracefs as found
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
-ALL_TESTS="funclat trace wq-latency percall"
+ALL_TESTS="funclat trace wq-latency percall copies"
 select_cases "$@"
 
 FT=$ECHOLAB_ROOT/ftrace
@@ -78,6 +80,24 @@ test_percall() {
 	like "$tsv" $'\n'"kecho	[1-9][0-9]*	0.000	0.000	" "percall/kecho: no syscall of its own"
 	like "$tsv" $'\n'"ebpf	[1-9][0-9]*	[0-9.]+	0.000	" "percall/ebpf: no send per message"
 	is "$(tracefs_state)" "$before" "percall: tracefs as found"
+}
+
+# copies: the count is exact, so each server's figure is exact too: a
+# receive and a send of every byte, or none
+test_copies() {
+	local tsv label want got
+	bounded 300 "$FT/copies.sh" --out "$OUT" user user-splice ebpf kecho -- -t 2 -r 1 -m 100 -s 16384 \
+		>/dev/null 2>"$OUT/copies.err"
+	ok $? "copies: exits 0" || diag "$(tail -n 5 "$OUT/copies.err")"
+	tsv=$(cat "$OUT/copies.tsv" 2>/dev/null)
+	for label in user:2 user-splice:0 ebpf:0 kecho:2; do
+		want=${label#*:}
+		label=${label%:*}
+		got=$(awk -v l="$label" '$1 == l { print $8 }' <<<"$tsv")
+		is "$got" "$want.000" "copies/$label: $want copies per echo"
+		[[ -n $got ]] || diag "$tsv"
+	done
+	is "$(tracefs_state)" "$before" "copies: tracefs as found"
 }
 
 run_tests
