@@ -52,7 +52,7 @@ measure() {
 	summary=$(cat "$tmp/bench.out")
 	((rc == 0)) || die "$label: bench exited $rc: $summary"
 	ok=$(field "$summary" ok)
-	[[ $ok =~ ^[0-9]+$ ]] && ((ok > 0)) || die "$label: bench echoed no message: $summary"
+	[[ $ok =~ ^[1-9][0-9]*$ ]] || die "$label: bench echoed no message: $summary"
 	# funclat -c: direction tgid comm calls bytes
 	awk -F'\t' -v s="$label" -v ok="$ok" -v bench="$bpid" -v srv="${pid:-0}" \
 		-v out="$out/copies-$label.txt" '
