@@ -100,7 +100,8 @@ FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho ru
 	contract:user,uring,ebpf,kecho-unbound \
 	compare:native,interrupted,usage \
 	curve:usage \
-	ftrace:funclat,trace,percall,wq-latency,interrupted \
+	ftrace:funclat,trace,percall,copies,wq-latency,interrupted \
+	knee:usage,declared \
 	measure:stamp-user,stamp-ebpf,stamp-bypass,sched,rate,stall,cpus,cpus-usage,bottleneck,bottleneck-ping-pong
 # The guest's tests that do not depend on its kernel's version (the harness
 # itself, and a lossy network under every server) run on the first of

@@ -4,8 +4,8 @@
 #
 # Starting, stopping and inspecting a server is lib/lifecycle.sh's; which
 # servers there are, lib/registry.sh's (servers/*.sh declares them); the
-# guest, lib/guest.sh's. compare and soak are commands of their own
-# (cmd/compare.sh, cmd/soak.sh), run from here with exec.
+# guest, lib/guest.sh's. compare, knee and soak are commands of their own
+# (cmd/compare.sh, cmd/knee.sh, cmd/soak.sh), run from here with exec.
 set -euo pipefail
 
 # shellcheck source=lib/lifecycle.sh
@@ -21,6 +21,7 @@ Usage: sudo ./run.sh SERVER [--port N] [--addr ADDR] [--cpus LIST] [--bypass] [-
        sudo ./run.sh client COMMAND [ARGS...]
        sudo ./run.sh --vm [--kernel VERSION] SERVER [--port N] [BENCH-ARGS...]
        sudo ./run.sh compare [--loopback | --vm [--kernel VERSION]] [--netem SPEC] [--bypass] [--workload W] [--repeat N] [--servers L,...] [--sweep K=V,...] [--cpus auto|none|LIST] [BENCH-ARGS...]
+       sudo ./run.sh knee [VARIANT... | --running] [--bound US] [--precision PCT] [--repeat N] [-- BENCH-ARGS]
        sudo ./run.sh soak [--runs N] [--vm [--kernel VERSION]] [VARIANT...]
        sudo ./run.sh stop
        ./run.sh status
@@ -47,6 +48,9 @@ Servers: ${SERVERS[*]} (declared in servers/)
   compare       every server this machine can run, measured alike, into
                 results/DATE-PLACEMENT/ (raw files, verdicts in summary.md,
                 plots); see './run.sh compare --help'
+  knee          each server's knee, searched: the highest offered load it
+                carries with its p99 under a bound, to 3%, with a range
+                over searches; see './run.sh knee --help'
   soak          every server, N x (bench -t 1000 -r 10) in a row, and what
                 it holds after each run: nothing may grow; see
                 './run.sh soak --help'
@@ -224,6 +228,7 @@ main() {
 		cmd_list
 		;;
 	compare) exec "$ECHOLAB_ROOT/cmd/compare.sh" "$@" ;;
+	knee) exec "$ECHOLAB_ROOT/cmd/knee.sh" "$@" ;;
 	soak) exec "$ECHOLAB_ROOT/cmd/soak.sh" "$@" ;;
 	--vm)
 		server=${1:-}

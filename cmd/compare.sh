@@ -837,36 +837,6 @@ run_files() {
 	done
 }
 
-# point_state FILE: whether an open-loop run carried the load it was
-# offered, within RATE_TOLERANCE or three standard deviations of a Poisson
-# count of that many arrivals, whichever is wider (a short window at a
-# low rate varies by more than 2% by chance alone): "carried ACHIEVED",
-# "client-limited ACHIEVED" (below, bench's CPUs busy 95% of the window
-# or more), "short ACHIEVED" (below: the server fell behind), or "over
-# ACHIEVED" (above: a late client catching up). ACHIEVED: ok echoes per
-# second of the window, as judge counts them. Closed-loop runs, offered
-# nothing: "carried".
-# shellcheck disable=SC2016 # an awk program, not shell
-point_state() {
-	raw_cat "$1" | awk -v tol="$RATE_TOLERANCE" -F'\t' '
-		/^# [a-z_]+=/ { eq = index($0, "="); meta[substr($0, 3, eq - 3)] = substr($0, eq + 1); next }
-		!/^#/ && $NF == "ok" { ok++ }
-		END {
-			rate = meta["rate"] + 0; w = meta["window_s"] + 0; busy = meta["client_busy_s"] + 0
-			n = split(meta["client_cpus"], parts, ","); ncpu = 0
-			for (i = 1; i <= n; i++) { m = split(parts[i], ab, "-"); ncpu += m == 2 ? ab[2] - ab[1] + 1 : 1 }
-			if (meta["full_ok"] > 0) ok = meta["full_ok"]
-			a = w > 0 ? ok / w : 0
-			if (rate <= 0) { printf "carried %d\n", a; exit }
-			if (w > 0 && 3 / sqrt(rate * w) > tol) tol = 3 / sqrt(rate * w)
-			if (a > (1 + tol) * rate) state = "over"
-			else if (a >= (1 - tol) * rate) state = "carried"
-			else if (w > 0 && ncpu > 0 && busy >= 0.95 * w * ncpu) state = "client-limited"
-			else state = "short"
-			printf "%s %d\n", state, a
-		}'
-}
-
 # verdict_files SWEEP-VALUE: the runs the verdicts judge at that value:
 # every measured server's, but for an open-loop run that did not carry its
 # load (point_state), which is left out and listed on stderr.
@@ -875,7 +845,7 @@ verdict_files() {
 	for s in "${MEASURED[@]}"; do
 		while read -r f; do
 			if ((EQUAL)); then
-				st=$(point_state "$f")
+				st=$(point_state "$f" "$RATE_TOLERANCE")
 				if [[ $st != carried* ]]; then
 					echo "${f##*/}: ${st%% *}, ${st##* } of $v msg/s" >&2
 					continue

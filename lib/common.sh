@@ -241,6 +241,38 @@ raw_cat() {
 	esac
 }
 
+# point_state FILE [TOLERANCE]: whether an open-loop run carried the load
+# it was offered, within TOLERANCE (default 0.02) or, for Poisson arrivals,
+# three standard deviations of a Poisson count of that many, whichever is
+# wider (a short window at a low rate varies by more than 2% by chance
+# alone; even arrivals do not): "carried ACHIEVED",
+# "client-limited ACHIEVED" (below, bench's CPUs busy 95% of the window
+# or more), "short ACHIEVED" (below: the server fell behind), or "over
+# ACHIEVED" (above: a late client catching up). ACHIEVED: ok echoes per
+# second of the window, as judge counts them. Closed-loop runs, offered
+# nothing: "carried".
+# shellcheck disable=SC2016 # an awk program, not shell
+point_state() {
+	raw_cat "$1" | awk -v tol="${2:-0.02}" -F'\t' '
+		/^# [a-z_]+=/ { eq = index($0, "="); meta[substr($0, 3, eq - 3)] = substr($0, eq + 1); next }
+		!/^#/ && $NF == "ok" { ok++ }
+		END {
+			rate = meta["rate"] + 0; w = meta["window_s"] + 0; busy = meta["client_busy_s"] + 0
+			n = split(meta["client_cpus"], parts, ","); ncpu = 0
+			for (i = 1; i <= n; i++) { m = split(parts[i], ab, "-"); ncpu += m == 2 ? ab[2] - ab[1] + 1 : 1 }
+			if (meta["full_ok"] > 0) ok = meta["full_ok"]
+			a = w > 0 ? ok / w : 0
+			if (rate <= 0) { printf "carried %d\n", a; exit }
+			# even arrivals (bench --arrivals uniform) are a count known exactly
+			if (meta["arrivals"] != "uniform" && w > 0 && 3 / sqrt(rate * w) > tol) tol = 3 / sqrt(rate * w)
+			if (a > (1 + tol) * rate) state = "over"
+			else if (a >= (1 - tol) * rate) state = "carried"
+			else if (w > 0 && ncpu > 0 && busy >= 0.95 * w * ncpu) state = "client-limited"
+			else state = "short"
+			printf "%s %d\n", state, a
+		}'
+}
+
 # raw_lag_p99 FILE: the p99 of a raw file's lag_us (how late bench sent
 # its open-loop messages against their due times) over its ok rows, or
 # nothing when it has none.

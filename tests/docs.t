@@ -120,9 +120,11 @@ HELPS=(
 	"summarize analysis/summarize --help"
 	"run run.sh --help"
 	"compare run.sh compare --help"
+	"knee run.sh knee --help"
 	"soak run.sh soak --help"
 	"trace.sh ftrace/trace.sh --help"
 	"percall.sh ftrace/percall.sh --help"
+	"copies.sh ftrace/copies.sh --help"
 	"wq-latency.sh ftrace/wq-latency.sh --help"
 	"profile.sh ftrace/profile.sh --help"
 	"run-vm.sh vm/run-vm.sh --help"
@@ -193,6 +195,7 @@ code() {
 					first = 1
 					if (rest[k] == "compare") return "compare"
 					if (rest[k] == "soak") return "soak"
+					if (rest[k] == "knee") return "knee"
 					if (rest[k] == "bench") w = "run+bench"
 				}
 			}
@@ -202,7 +205,7 @@ code() {
 		if (tok ~ /(^|\/)analysis\/judge$/) return "judge"
 		if (tok ~ /(^|\/)analysis\/summarize$/) return "summarize"
 		if (tok == "bench" && rest[0] >= 1 && rest[1] ~ /^-/) return "bench"
-		if (tok ~ /(^|\/)(trace|percall|wq-latency|profile)\.sh$/) {
+		if (tok ~ /(^|\/)(trace|percall|copies|wq-latency|profile)\.sh$/) {
 			sub(/.*\//, "", tok)
 			return tok
 		}
