@@ -74,21 +74,21 @@ parse_args() {
 		-h | --help) knee_usage; exit 0 ;;
 		--running) RUNNING=1 ;;
 		--port)
-			[[ ${2:-} =~ ^[0-9]+$ ]] && (($2 >= 1 && $2 <= 65535)) ||
+			{ [[ ${2:-} =~ ^[0-9]+$ ]] && (($2 >= 1 && $2 <= 65535)); } ||
 				usage_error "--port: '${2:-}' is not a port number (1-65535)"
 			PORT=$2; shift ;;
 		--bound)
 			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--bound: '${2:-}' is not a number of microseconds"
 			BOUND=$2; shift ;;
 		--precision)
-			[[ ${2:-} =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v p="$2" 'BEGIN { exit !(p >= 0.5 && p <= 50) }' ||
+			{ [[ ${2:-} =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v p="$2" 'BEGIN { exit !(p >= 0.5 && p <= 50) }'; } ||
 				usage_error "--precision: '${2:-}' is not a percentage from 0.5 to 50"
 			PRECISION=$2; shift ;;
 		--repeat)
 			[[ ${2:-} =~ ^[1-9][0-9]?$ ]] || usage_error "--repeat: '${2:-}' is not a number of searches (1-99)"
 			REPEAT=$2; shift ;;
 		--from)
-			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] && (($2 >= 10 && $2 <= MAX_RATE)) ||
+			{ [[ ${2:-} =~ ^[1-9][0-9]*$ ]] && (($2 >= 10 && $2 <= MAX_RATE)); } ||
 				usage_error "--from: '${2:-}' is not a rate from 10 to $MAX_RATE msg/s"
 			FROM=$2; shift ;;
 		--seed)
