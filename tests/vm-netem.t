@@ -12,7 +12,8 @@
 # its SYN or SYN-ACK is lost (about 10% at 5% loss each way); its timer
 # doubles from 1 s, so five failures in a row take 1+2+4+8+16 = 31 s, and
 # a sixth (p = 1e-6 a connection, 1e-3 for a run's 1000) would need 63 s.
-# -T 40000 allows five.
+# -T 70000 allows six. (It was 40000, five: one CI run's uring connection
+# took 41.7 s to come up, 2026-11-26, and failed the 100 x 10.)
 #
 # Cases:
 #   native        natively (no sch_netem on this kernel): refused, --vm named
@@ -41,7 +42,7 @@ netem_compare() {
 	local dir=$1 spec=$2
 	shift 2
 	rm -rf "$dir"
-	VM_TIMEOUT=1800 "$RUN" compare --vm --netem "$spec" --repeat 1 -T 40000 --out "$dir" "$@"
+	VM_TIMEOUT=1800 "$RUN" compare --vm --netem "$spec" --repeat 1 -T 70000 --out "$dir" "$@"
 }
 
 # netem_run SPEC ROWS-EACH BENCH-ARGS...: compare --vm --netem SPEC;
