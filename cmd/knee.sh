@@ -187,7 +187,8 @@ search() {
 		elif ((lo == 0)); then
 			rate=$((hi / 2))
 			((rate >= 10)) || { why=none-above-10; break; }
-		elif awk -v l="$lo" -v h="$hi" -v p="$PRECISION" 'BEGIN { exit !((h - l) * 100 <= p * l) }'; then
+		elif ((hi - lo <= 1)) ||	# whole msg/s: no rate lies between
+			awk -v l="$lo" -v h="$hi" -v p="$PRECISION" 'BEGIN { exit !((h - l) * 100 <= p * l) }'; then
 			break
 		else
 			rate=$(((lo + hi) / 2))
