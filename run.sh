@@ -16,8 +16,8 @@ prog_name run.sh "./run.sh --help"
 
 usage() {
 	cat <<EOF
-Usage: sudo ./run.sh SERVER [--port N] [--addr ADDR] [--cpus LIST] [--bypass] [-- SERVER-ARGS...]
-       sudo ./run.sh bench SERVER [--port N] [--addr ADDR] [--cpus LIST] [--bypass] [--out DIR] [BENCH-ARGS...]
+Usage: sudo ./run.sh SERVER [--port N] [--addr ADDR] [--cpus LIST] [--bypass | --proxy PATH] [-- SERVER-ARGS...]
+       sudo ./run.sh bench SERVER [--port N] [--addr ADDR] [--cpus LIST] [--bypass | --proxy PATH] [--out DIR] [BENCH-ARGS...]
        sudo ./run.sh client COMMAND [ARGS...]
        sudo ./run.sh --vm [--kernel VERSION] SERVER [--port N] [BENCH-ARGS...]
        sudo ./run.sh compare [--loopback | --vm [--kernel VERSION]] [--netem SPEC] [--bypass] [--workload W] [--repeat N] [--servers L,...] [--sweep K=V,...] [--cpus auto|none|LIST] [BENCH-ARGS...]
@@ -77,6 +77,13 @@ Options:
                 straight to the peer socket, around TCP/IP. Only processes
                 in its cgroup take the bypass: the server, and clients run
                 with 'run.sh client' (bench, in 'bench user --bypass')
+  --proxy PATH  SERVER behind a relay (proxy/proxy): the proxy listens on
+                --addr and --port, SERVER on the next port, and each client
+                the proxy accepts gets a connection of its own to SERVER.
+                PATH: copy (read and write), splice (through a pipe) or
+                sockmap (an sk_skb verdict redirects in the kernel). With
+                --cpus the proxy takes those CPUs and SERVER the others,
+                with bench. compare --proxy measures every path
   -h, --help    this text
 
 SERVER-ARGS for kecho are module parameters: mode=unbound|bound|kthread,
@@ -92,6 +99,7 @@ EOF
 # options, --out DIR) into START and OUT, up to the first other word; the
 # rest into REST.
 split_options() {
+	local f
 	START=()
 	OUT=
 	while (($#)); do
@@ -107,8 +115,13 @@ split_options() {
 			shift 2
 			;;
 		*)
-			front_of_flag "$1" >/dev/null || break
+			f=$(front_of_flag "$1") || break
 			START+=("$1")
+			if [[ -n $(server_get "$f" value) ]]; then
+				(($# >= 2)) || usage_error "$1 needs a $(server_get "$f" value) ($(server_get "$f" values))"
+				START+=("$2")
+				shift
+			fi
 			shift
 			;;
 		esac
@@ -194,14 +207,15 @@ cmd_vm() {
 # list: every variant, as compare --servers knows them.
 cmd_list() {
 	local label server args when
-	printf '%-15s %-9s %-26s %s\n' VARIANT SERVER 'START OPTIONS' MEASURED
+	printf '%-19s %-9s %-26s %s\n' VARIANT SERVER 'START OPTIONS' MEASURED
 	while read -r label server args; do
 		when="every compare"
 		[[ $(variant_get "$label" bypass) != 1 ]] || when="compare --bypass"
+		[[ $(variant_get "$label" proxy) != 1 ]] || when="compare --proxy"
 		[[ -z $(variant_get "$label" extra) ]] || when="only when --servers names it"
 		[[ $(server_get "$server" kind) != module ]] || when="$when, in the guest (--vm)"
 		[[ -z $(server_get "$server" peer) ]] || when="$when; a public peer (cmd/peers.sh build)"
-		printf '%-15s %-9s %-26s %s\n' "$label" "$server" "${args:--}" "$when"
+		printf '%-19s %-9s %-26s %s\n' "$label" "$server" "${args:--}" "$when"
 	done < <(every_variant)
 }
 

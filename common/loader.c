@@ -27,7 +27,7 @@ int loader_preflight(const char *prog, const char *btf_path,
 			strerror(errno));
 		return -ENOENT;
 	}
-	return cgroup_setup(cg, prog, cgroup_root);
+	return cg ? cgroup_setup(cg, prog, cgroup_root) : 0;
 }
 
 static bool log_verbose;

@@ -15,7 +15,8 @@
 
 /*
  * Root, the kernel BTF at @btf_path, then cgroup_setup(@cg, @prog,
- * @cgroup_root), in that order. Prints what failed and what to do about
+ * @cgroup_root) unless @cg is NULL (a loader that attaches to no cgroup),
+ * in that order. Prints what failed and what to do about
  * it, prefixed with @prog; returns 0 or a negative errno.
  */
 int loader_preflight(const char *prog, const char *btf_path,

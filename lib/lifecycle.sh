@@ -109,7 +109,7 @@ default_start() {
 start_detached() {
 	local bin enter=() place=()
 	[[ -z $_lc_netns ]] || enter=(nsenter --net="/run/netns/$_lc_netns")
-	[[ -z $(state cpus) ]] || place=(taskset -c "$(state cpus)")
+	[[ -z $(state server_cpus) ]] || place=(taskset -c "$(state server_cpus)")
 	bin=$(server_binary "$(state server)")
 	state_set exe "$bin"
 	# The server joins its fronts before it opens its listener: a socket
@@ -211,13 +211,21 @@ restore_sysctls() {
 	rm -f "$STATE_DIR/sysctl.orig"
 }
 
-# place_server CPUS: the server's process (default_start) and the
-# loopback's receive processing. In a namespace of compare --netns the
-# packets come over a veth this sysfs does not show: there the process
-# alone moves.
+# place_server CPUS RELAY: the server's process (default_start) and the
+# loopback's receive processing; with a relay front (RELAY), that front
+# there and the server, its backend, on the other CPUs, with the
+# clients. In a network namespace the packets come over a veth this sysfs
+# does not show: there the process alone moves.
 place_server() {
-	local cpus=$1
+	local cpus=$1 relay=$2
 	state_set cpus "$cpus"
+	state_set server_cpus "$cpus"
+	if [[ -n $relay ]]; then
+		state_set server_cpus "$(other_cpus "$cpus")"
+		[[ -n $(state server_cpus) ]] ||
+			die "--cpus $cpus leaves no CPU for the backend behind the $relay: run without --cpus, or give it fewer"
+		say "the $relay on CPUs $cpus, the backend $(state server) on CPUs $(state server_cpus)"
+	fi
 	if [[ -n $_lc_netns ]]; then
 		say "--cpus $cpus: the server's process only (its packets arrive over a veth in $_lc_netns)"
 		return 0
@@ -238,8 +246,11 @@ reach_addr() {
 }
 
 # echo_ok PORT ADDR: one real echo round trip with the server listening on
-# ADDR, the only proof that a server serves.
+# ADDR, the only proof that a server serves; through its relay when it has
+# one, which listens in this namespace.
 echo_ok() {
+	local _lc_netns=$_lc_netns
+	[[ -z $(state backend_port) ]] || _lc_netns=
 	in_netns "$BENCH" -t 1 -r 1 -s 64 -T 500 -q -H "$(reach_addr "$2")" -p "$1" \
 		-l probe -o /dev/null >/dev/null 2>&1
 }
@@ -252,12 +263,17 @@ abandon_start() {
 }
 
 # server_start SERVER [--port N] [--addr ADDR] [--cpus LIST] [--netns NS]
-#              [--FRONT-FLAG]... [-- SERVER-ARGS...]
+#              [--backend-addr ADDR] [--FRONT-FLAG [VALUE]]... [-- SERVER-ARGS...]
 # Stops any server of the suite, starts SERVER detached, listening on ADDR
 # (default 127.0.0.1), and returns once an echo round trip to ADDR
-# succeeds; dies (after cleaning up) when it does not.
+# succeeds; dies (after cleaning up) when it does not. Behind a relay front
+# (--proxy PATH) the front listens on ADDR and PORT, and SERVER, its
+# backend, on PORT + 1 at --backend-addr (default ADDR), in namespace NS
+# if given (compare's client namespace), the front staying in this one.
 server_start() {
 	local server=$1 port=$DEFAULT_PORT addr=$DEFAULT_ADDR cpus='' netns='' fronts=() f why pid='' i
+	local relay='' backend_addr='' sport saddr
+	declare -A front_arg=()
 	shift
 	while (($#)); do
 		case $1 in
@@ -285,6 +301,12 @@ server_start() {
 			netns=$2
 			shift 2
 			;;
+		--backend-addr)
+			is_ipv4 "${2:-}" && [[ $2 != 0.0.0.0 ]] ||
+				usage_error "--backend-addr: '${2:-}' is not an IPv4 address of one interface"
+			backend_addr=$2
+			shift 2
+			;;
 		--)
 			shift
 			break
@@ -294,15 +316,30 @@ server_start() {
 				usage_error "$server: unknown option '$1' (server arguments go after --)"
 			front_serves "$f" "$server" ||
 				usage_error "$1 goes with the $(server_get "$f" serves) server only: $(server_get "$f" only_why)"
+			if [[ -n $(server_get "$f" value) ]]; then
+				front_value "$f" "${2:-}"
+				front_arg[$f]=$2
+				shift
+			fi
+			[[ -z $(server_get "$f" relay) ]] || relay=$f
 			fronts+=("$f")
 			shift
 			;;
 		esac
 	done
+	[[ -n $relay || -z $backend_addr ]] ||
+		usage_error "--backend-addr: there is no relay in front of $server (--proxy PATH)"
+	# Where the server itself listens: behind a relay, on the next port.
+	sport=$port saddr=$addr
+	if [[ -n $relay ]]; then
+		sport=$((port + 1))
+		((sport <= 65535)) || usage_error "--port $port: the backend behind the $relay needs the next port, and there is none"
+		saddr=${backend_addr:-$(reach_addr "$addr")}
+	fi
 	need_root "$server"
 	why=$(server_hook "$server" unavailable)
 	for f in "${fronts[@]}"; do
-		[[ -n $why ]] || why=$(server_hook "$f" unavailable)
+		[[ -n $why ]] || why=$(server_hook "$f" unavailable "${front_arg[$f]:-}")
 	done
 	[[ -z $why ]] || die "cannot start $server${fronts[*]:+ with the ${fronts[*]}}: $why"
 	for f in "${fronts[@]}"; do ensure_built "$f"; done
@@ -310,8 +347,11 @@ server_start() {
 	server_stop quiet
 	_lc_netns=$netns
 
-	if [[ -n $(port_listening "$port") ]]; then
-		die "port $port is busy ($(port_owner "$port")): stop that program or pick another port with --port N"
+	if [[ -n $(port_listening "$sport") ]]; then
+		die "port $sport is busy ($(port_owner "$sport")): stop that program or pick another port with --port N"
+	fi
+	if [[ -n $relay && -n $(_lc_netns='' port_listening "$port") ]]; then
+		die "port $port is busy ($(_lc_netns='' port_owner "$port")): stop that program or pick another port with --port N"
 	fi
 
 	mkdir -p "$STATE_DIR"
@@ -321,12 +361,18 @@ server_start() {
 	raise_sysctl net.ipv4.tcp_max_syn_backlog "$WANT_BACKLOG"
 	raise_sysctl net.ipv4.tcp_max_tw_buckets "$WANT_TW_BUCKETS"
 	raise_sysctl net.core.netdev_max_backlog "$WANT_NETDEV_BACKLOG"
-	[[ -z $cpus ]] || place_server "$cpus"
-	dmesg_mark >"$STATE_DIR/dmesg.mark"
 	state_set server "$server"
+	[[ -z $cpus ]] || place_server "$cpus" "$relay"
+	dmesg_mark >"$STATE_DIR/dmesg.mark"
 	state_set addr "$addr"
 	state_set port "$port"
+	state_set server_port "$sport"
 	state_set args "$*"
+	if [[ -n $relay ]]; then
+		state_set backend_addr "$saddr"
+		state_set backend_port "$sport"
+	fi
+	for f in "${!front_arg[@]}"; do state_set "$f.arg" "${front_arg[$f]}"; done
 	date +%s >"$STATE_DIR/started"
 
 	# Every front is stopped on a failure, those not started yet too:
@@ -340,7 +386,7 @@ server_start() {
 	done
 	[[ $addr != 0.0.0.0 ]] ||
 		warn "warning: --addr 0.0.0.0: $server listens on every interface; any host that can reach this machine can connect"
-	if ! server_hook "$server" start "$port" "$addr" "$@" >>"$SERVER_LOG" 2>&1; then
+	if ! server_hook "$server" start "$sport" "$saddr" "$@" >>"$SERVER_LOG" 2>&1; then
 		dmesg_since "$(state dmesg.mark)" | grep -i "$server" >>"$SERVER_LOG"
 		sed 's/^/  | /' "$SERVER_LOG" >&2
 		abandon_start
@@ -356,14 +402,14 @@ server_start() {
 			die "$server exited before it served (its output is above)"
 		fi
 		if echo_ok "$port" "$addr"; then
-			say "$server running: ${pid:+pid $pid, }address $addr port $port (log: $SERVER_LOG)"
+			say "$server running: ${pid:+pid $pid, }address $saddr port $sport (log: $SERVER_LOG)"
 			for f in "${fronts[@]}"; do server_hook "$f" started "$port"; done
 			return 0
 		fi
 		sleep 0.1
 	done
 	server_stop quiet
-	die "$server did not answer an echo on $(reach_addr "$addr") port $port within ${READY_TIMEOUT_S}s; its log was $SERVER_LOG"
+	die "$server did not answer an echo on $(reach_addr "$addr") port $port${relay:+ (through the $relay)} within ${READY_TIMEOUT_S}s; its log was $SERVER_LOG"
 }
 
 # Stops the running server's fronts, last started first.
@@ -378,7 +424,7 @@ _stop_fronts() {
 # server_stop [quiet]: stops the running server, then checks the cleanup:
 # port free, the server's clean hook, nothing new in the kernel's log.
 server_stop() {
-	local quiet=${1:-} server pid port gone_before='' bad
+	local quiet=${1:-} server pid port sport gone_before='' bad
 	server=$(state server)
 	_lc_netns=$(state netns)
 	if [[ -z $server ]]; then
@@ -391,6 +437,8 @@ server_stop() {
 	fi
 	pid=$(state pid)
 	port=$(state port)
+	sport=$(state server_port)
+	sport=${sport:-$port}
 
 	if ! server_hook "$server" running; then
 		gone_before=1
@@ -399,10 +447,12 @@ server_stop() {
 	fi
 	_stop_fronts
 	restore_sysctls
-	server_hook "$server" clean "$port"
+	server_hook "$server" clean "$sport"
 
-	[[ -z $(port_listening "$port") ]] ||
-		die "$server stopped but port $port is still listening ($(port_owner "$port"))"
+	[[ -z $(port_listening "$sport") ]] ||
+		die "$server stopped but port $sport is still listening ($(port_owner "$sport"))"
+	[[ $sport == "$port" || -z $(_lc_netns='' port_listening "$port") ]] ||
+		die "the relay in front of $server stopped but port $port is still listening ($(_lc_netns='' port_owner "$port"))"
 	bad=$(kernel_complaints "$(state dmesg.mark)")
 	rm -rf "$STATE_DIR"	# the server is gone either way: report, once
 	_lc_netns=
@@ -431,7 +481,7 @@ server_status() {
 		echo "$server${pid:+ (pid $pid)} is gone (crashed or killed); './run.sh stop' cleans up"
 		return 1
 	fi
-	conns=$(in_netns ss -Htn state established "sport = :$port" 2>/dev/null | wc -l)
+	conns=$(in_netns ss -Htn state established "sport = :$(state server_port)" 2>/dev/null | wc -l)
 	echo "server:      $server"
 	echo "pid:         ${pid:-(kernel module)}"
 	echo "address:     $(state addr)$([[ $(state addr) != 0.0.0.0 ]] || echo ' (every interface: open to any host that can reach this machine)')"

@@ -21,10 +21,14 @@
 #       time kernel.bpf_stats measures (trace.sh); argument lists it must
 #       refuse, each with a message naming its first word (tests/contract.t)
 #   front NAME dir=DIR binary=PATH flag=--FLAG serves="SERVER..." only_why=TEXT
-#         [tools=...] [needs=...]
+#         [tools=...] [needs=...] [value=WORD values="V..."] [relay=1]
 #       something that runs in front of a server, unchanged, and changes
-#       how its clients reach it (the sk_msg bypass); run.sh's --FLAG
-#       starts it with the server; TEXT says why it serves no other
+#       how its clients reach it (the sk_msg bypass, the proxy); run.sh's
+#       --FLAG starts it with the server; TEXT says why it serves no
+#       other. value=: the flag takes one of the values (--proxy PATH),
+#       which its hooks read as 'state NAME.arg'. relay=1: it listens on
+#       the server's address and port itself and relays to the server,
+#       which listens on the next port (the backend)
 #   peer NAME binary=PATH [needs="NEED..."]
 #       a public server built outside the repository (cmd/peers.sh) and
 #       measured beside ours: run.sh starts it and compare measures it by
@@ -32,12 +36,13 @@
 #       or guest sees it. Its start hook gives its command line
 #       (start_detached), its unavailable hook says how to build it
 #   variant LABEL order=N colour=#RRGGBB [server=NAME] [args="START-OPTIONS"] [bypass=1]
-#           [cpu_scope=all] [extra=1]
+#           [proxy=1] [cpu_scope=all] [extra=1]
 #       one thing compare measures and the plots draw, in the order N and
 #       the colour given; of the server (or peer) declared last unless
 #       server= says; args are run.sh's start options (-- SERVER-ARGS, a
 #       front's --FLAG);
-#       bypass=1: only with compare --bypass; cpu_scope=all: its work runs
+#       bypass=1: only with compare --bypass; proxy=1: only with compare
+#       --proxy (and tests/proxy.t); cpu_scope=all: its work runs
 #       on any CPU, whatever run.sh --cpus says, so its CPU per echo counts
 #       every CPU; extra=1: measured only when compare --servers names it
 #       (an ablation, such as a server with one of its mechanisms off), and
@@ -114,6 +119,7 @@ variant() {
 	_variant[$label.server]=${_last_server:-}
 	_variant[$label.args]=
 	_variant[$label.bypass]=0
+	_variant[$label.proxy]=0
 	for kv in "$@"; do
 		_variant[$label.${kv%%=*}]=${kv#*=}
 	done
@@ -219,17 +225,19 @@ server_hook() {
 variants() {
 	local label
 	for label in "${VARIANTS[@]}"; do
-		[[ ${_variant[$label.bypass]} == 0 && -z ${_variant[$label.extra]:-} ]] || continue
+		[[ ${_variant[$label.bypass]} == 0 && ${_variant[$label.proxy]} == 0 &&
+			-z ${_variant[$label.extra]:-} ]] || continue
 		echo "$label ${_variant[$label.server]} ${_variant[$label.args]}"
 	done
 }
 
 # all_variants: the same for every variant, the bypass ones included: what
-# the fault tests hold every server to.
+# the fault tests hold every server to. Not the proxy's: tests/proxy.t
+# holds the relay to its own contract.
 all_variants() {
 	local label
 	for label in "${VARIANTS[@]}"; do
-		[[ -z ${_variant[$label.extra]:-} ]] || continue
+		[[ -z ${_variant[$label.extra]:-} && ${_variant[$label.proxy]} == 0 ]] || continue
 		echo "$label ${_variant[$label.server]} ${_variant[$label.args]}"
 	done
 }
@@ -259,14 +267,40 @@ bypass_variants() {
 	done
 }
 
+# proxy_variants: the same for compare --proxy: each proxy variant and,
+# before them, the plain variant (label = server) of its server.
+proxy_variants() {
+	local label server
+	declare -A proxied=()
+	for label in "${VARIANTS[@]}"; do
+		[[ ${_variant[$label.proxy]} == 0 ]] || proxied[${_variant[$label.server]}]=1
+	done
+	for label in "${VARIANTS[@]}"; do
+		server=${_variant[$label.server]}
+		[[ ${_variant[$label.proxy]} == 1 ||
+			($label == "$server" && -n ${proxied[$server]:-}) ]] || continue
+		echo "$label $server ${_variant[$label.args]}"
+	done
+}
+
 # fronts_in START-OPTION...: the fronts those options start (their flags).
 fronts_in() {
-	local a f
-	for a in "$@"; do
-		[[ $a != -- ]] || break
-		f=$(front_of_flag "$a") && echo "$f"
+	local f
+	while (($#)) && [[ $1 != -- ]]; do
+		if f=$(front_of_flag "$1"); then
+			echo "$f"
+			[[ -z ${_server[$f.value]:-} ]] || shift
+		fi
+		shift || break
 	done
 	return 0
+}
+
+# front_value FRONT VALUE: VALUE is one FRONT's flag takes; else a usage
+# error naming them.
+front_value() {
+	[[ -n ${2:-} && " ${_server[$1.values]} " == *" $2 "* ]] ||
+		usage_error "${_server[$1.flag]}: '${2:-}' is no ${_server[$1.value],,} (${_server[$1.values]// /, })"
 }
 
 # server_unavailable NAME [START-OPTIONS...]: why it (with the fronts the

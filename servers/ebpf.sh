@@ -39,7 +39,7 @@ ebpf_clean() {
 }
 
 ebpf_status() {
-	echo "cgroup:      $(ebpf_cgroup "$(state port)")"
+	echo "cgroup:      $(ebpf_cgroup "$(state server_port)")"
 	# The kernel's counters, and the loader's in its object's .bss map.
 	echo "counters:    $(bpf_counters "$(state pid)" echo_counters echo_bpf.bss)"
 }

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* The proxy's command line and its messages. */
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "defaults.h"
+#include "listen.h"
+#include "proxy-common.h"
+
+static const char *const path_names[] = {
+	[PATH_COPY] = "copy",
+	[PATH_SPLICE] = "splice",
+	[PATH_SOCKMAP] = "sockmap",
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: %s --path PATH --backend-port N [options]\n"
+"A TCP relay: every client it accepts gets a connection of its own to the\n"
+"backend, and bytes go both ways unchanged, FIN and RST included.\n"
+"\n"
+"      --path PATH   how the bytes move:\n"
+"                      copy     read() and write() in an epoll loop\n"
+"                      splice   socket -> pipe -> socket, no copy to userspace\n"
+"                      sockmap  an sk_skb verdict redirects each socket's\n"
+"                               bytes to its peer (root, BTF)\n"
+"      --backend-port N      the backend's port (required)\n"
+"      --backend-addr ADDR   the backend's IPv4 address (default 127.0.0.1)\n"
+"  -p, --port N      port to listen on (default " ECHOLAB_PORT_STR ")\n"
+"      --addr ADDR   IPv4 address to listen on (default 127.0.0.1: this\n"
+"                    machine only); 0.0.0.0 is every interface\n"
+"  -b, --backlog N   listen backlog (default 4096)\n"
+"      --buffer-size BYTES  the most one read takes (%d to %d, default %d):\n"
+"                    one buffer, shared; splice: each pipe's size\n"
+"      --flow-limit BYTES  sockmap: bytes a direction may have in the\n"
+"                    kernel's relay, unacknowledged, before the verdict\n"
+"                    hands them to the process instead (default %d; never\n"
+"                    above half the peer's send buffer)\n"
+"  -v, --verbose     log every error to stderr\n"
+"  -h, --help        this text\n"
+"\n"
+"SIGINT or SIGTERM stops it; it prints its counters then. Exit status: 0\n"
+"after a clean stop, 1 when it cannot serve (port busy, no privileges, a\n"
+"kernel without the path's feature), 2 on bad usage.\n",
+		prog, PROXY_BUF_MIN, PROXY_BUF_MAX, PROXY_BUF_DEFAULT,
+		1 << 20);
+}
+
+static enum path parse_path(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(path_names) / sizeof(path_names[0]); i++) {
+		if (!strcmp(s, path_names[i]))
+			return (enum path)i;
+	}
+	usage_error("--path: '%s' is no path (copy, splice, sockmap)", s);
+}
+
+void parse_args(int argc, char **argv)
+{
+	enum { OPT_PATH = 256, OPT_ADDR, OPT_BACKEND_PORT, OPT_BACKEND_ADDR,
+	       OPT_BUFFER_SIZE, OPT_FLOW_LIMIT };
+	static const struct option longopts[] = {
+		{ "path",         required_argument, NULL, OPT_PATH },
+		{ "addr",         required_argument, NULL, OPT_ADDR },
+		{ "backend-port", required_argument, NULL, OPT_BACKEND_PORT },
+		{ "backend-addr", required_argument, NULL, OPT_BACKEND_ADDR },
+		{ "buffer-size",  required_argument, NULL, OPT_BUFFER_SIZE },
+		{ "flow-limit",   required_argument, NULL, OPT_FLOW_LIMIT },
+		{ "port",         required_argument, NULL, 'p' },
+		{ "backlog",      required_argument, NULL, 'b' },
+		{ "verbose",      no_argument,       NULL, 'v' },
+		{ "help",         no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool have_path = false, have_backend = false;
+	int c;
+
+	opt.addr = parse_addr("--addr", DEFAULT_ADDR);
+	opt.backend_addr = opt.addr;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:b:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_PATH:
+			opt.path = parse_path(optarg);
+			have_path = true;
+			break;
+		case OPT_ADDR:
+			opt.addr = parse_addr("--addr", optarg);
+			break;
+		case OPT_BACKEND_PORT:
+			opt.backend_port = parse_num("--backend-port", optarg, 1, 65535);
+			have_backend = true;
+			break;
+		case OPT_BACKEND_ADDR:
+			opt.backend_addr = parse_addr("--backend-addr", optarg);
+			break;
+		case OPT_BUFFER_SIZE:
+			opt.buffer_size = parse_num("--buffer-size", optarg,
+						    PROXY_BUF_MIN, PROXY_BUF_MAX);
+			break;
+		case OPT_FLOW_LIMIT:
+			opt.flow_limit = parse_num("--flow-limit", optarg, 0,
+						   1UL << 30);
+			break;
+		case 'p':
+			opt.port = parse_num("--port", optarg, 1, 65535);
+			break;
+		case 'b':
+			opt.backlog = (int)parse_num("--backlog", optarg, 1, 65535);
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case ':':
+			usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (!have_path)
+		usage_error("name a path: --path copy|splice|sockmap");
+	if (!have_backend)
+		usage_error("name the backend: --backend-port N (and --backend-addr ADDR)");
+	if (opt.backend_port == opt.port &&
+	    opt.backend_addr.s_addr == opt.addr.s_addr)
+		usage_error("the backend cannot be the proxy itself (port %u on %s)",
+			    opt.port, inet_ntoa(opt.addr));
+	if (opt.flow_limit == 0 && opt.path == PATH_SOCKMAP)
+		fprintf(stderr, "%s: warning: --flow-limit 0: nothing bounds what the kernel's relay queues for a slow reader\n",
+			prog);
+}
+
+void announce(void)
+{
+	char backend[INET_ADDRSTRLEN];
+
+	warn_if_any_addr(opt.addr);
+	inet_ntop(AF_INET, &opt.backend_addr, backend, sizeof(backend));
+	printf("proxy %s on %s port %u to %s port %u\n", path_names[opt.path],
+	       inet_ntoa(opt.addr), opt.port, backend, opt.backend_port);
+	fflush(stdout);
+}
+
+void report(void)
+{
+	fprintf(stderr,
+		"%s: %s: accepted=%llu closed=%llu resets=%llu backend_refused=%llu insert_failures=%llu drain_timeouts=%llu wakeups=%llu bytes_to_backend=%llu bytes_to_client=%llu\n",
+		prog, path_names[opt.path], count.accepted, count.closed,
+		count.resets, count.backend_refused, count.insert_failures,
+		count.drain_timeouts, count.wakeups, count.bytes[CLIENT],
+		count.bytes[BACKEND]);
+}
