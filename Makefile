@@ -89,10 +89,11 @@ UNIT_TESTS := $(wildcard tests/stats.t tests/interval.t tests/summarize.t tests/
 # The fast tier, file by file and case by case (TESTS's syntax, tests/lib.sh):
 # the unit tests; each server's own tests; the contract on user, uring,
 # ebpf and one kecho mode (one guest boot, where modules do not load here);
-# bench, compare, plots and ftrace at the small sizes they use. What it
-# leaves is check-all's: the slow files (10,000 connections, crowds of
-# misbehaving clients, a soak, never-reading clients: minutes each), the
-# contract on user -w 2 and kecho's other two modes, compare's repeated
+# the proxy's contract on its sockmap path; bench, compare, plots and
+# ftrace at the small sizes they use. What it leaves is check-all's: the
+# slow files (10,000 connections, crowds of misbehaving clients, a soak,
+# never-reading clients: minutes each), the contract on user -w 2 and
+# kecho's other two modes, the proxy's other paths, compare's repeated
 # verdicts, placements and sweeps, the latency curves, the three commands
 # users type end to end, and the perf profiles.
 FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho run \
@@ -102,6 +103,7 @@ FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho ru
 	curve:usage \
 	ftrace:funclat,trace,percall,copies,wq-latency,interrupted \
 	knee:usage,declared \
+	proxy:usage,user-proxy-sockmap \
 	measure:stamp-user,stamp-ebpf,stamp-bypass,sched,rate,stall,cpus,cpus-usage,bottleneck,bottleneck-ping-pong
 # The guest's tests that do not depend on its kernel's version (the harness
 # itself, and a lossy network under every server) run on the first of

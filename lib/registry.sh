@@ -283,6 +283,15 @@ proxy_variants() {
 	done
 }
 
+# relayed_variants: the proxy variants alone (tests/proxy.t's cases).
+relayed_variants() {
+	local label
+	for label in "${VARIANTS[@]}"; do
+		[[ ${_variant[$label.proxy]} == 1 ]] || continue
+		echo "$label ${_variant[$label.server]} ${_variant[$label.args]}"
+	done
+}
+
 # fronts_in START-OPTION...: the fronts those options start (their flags).
 fronts_in() {
 	local f

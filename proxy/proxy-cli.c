@@ -156,9 +156,9 @@ void announce(void)
 void report(void)
 {
 	fprintf(stderr,
-		"%s: %s: accepted=%llu closed=%llu resets=%llu backend_refused=%llu insert_failures=%llu drain_timeouts=%llu wakeups=%llu bytes_to_backend=%llu bytes_to_client=%llu\n",
+		"%s: %s: accepted=%llu closed=%llu resets=%llu backend_refused=%llu insert_fallbacks=%llu drain_timeouts=%llu wakeups=%llu accept_pauses=%llu bytes_to_backend=%llu bytes_to_client=%llu\n",
 		prog, path_names[opt.path], count.accepted, count.closed,
-		count.resets, count.backend_refused, count.insert_failures,
-		count.drain_timeouts, count.wakeups, count.bytes[CLIENT],
+		count.resets, count.backend_refused, count.insert_fallbacks,
+		count.drain_timeouts, count.wakeups, count.accept_pauses, count.bytes[CLIENT],
 		count.bytes[BACKEND]);
 }

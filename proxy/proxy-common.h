@@ -31,9 +31,10 @@ struct options {
 struct counters {
 	unsigned long long accepted, closed, resets;
 	unsigned long long backend_refused;	/* connect to it failed */
-	unsigned long long insert_failures;	/* sockmap: map update failed */
+	unsigned long long insert_fallbacks;	/* sockmap: relayed by the process */
 	unsigned long long drain_timeouts;	/* sockmap: a FIN never could go */
 	unsigned long long wakeups;		/* events on connections */
+	unsigned long long accept_pauses;	/* out of descriptors (EMFILE) */
 	unsigned long long bytes[2];		/* moved by the process, per direction */
 };
 

@@ -71,6 +71,8 @@
 #define DRAIN_TICK_MS	1	/* poll period while a FIN waits (sockmap) */
 #define DRAIN_IDLE_MS	5000	/* a peer that takes nothing for this long */
 #define SPARE_PIPES	8
+#define NOFILE_WANT	(1 << 18)	/* 131,072 clients */
+#define TCP_STATE_ESTABLISHED 1	/* tcpi_state: include/net/tcp_states.h */
 
 struct options opt = {
 	.port = ECHOLAB_PORT,
@@ -110,7 +112,9 @@ struct pair {
 	bool connected;		/* to the backend */
 	bool in_map;		/* sockmap: both sockets inserted */
 	bool draining;		/* on the drain list */
+	bool closed;		/* its sockets are closed: freed after the batch */
 	struct pair *drain_next;
+	struct pair *dead_next;
 };
 
 static struct {
@@ -121,6 +125,7 @@ static struct {
 	int pipes[SPARE_PIPES][2];	/* splice: empty pipes, to lend */
 	unsigned int spare;
 	struct pair *drain;		/* sockmap: pairs whose FIN waits */
+	struct pair *dead;		/* closed in this batch of events */
 	struct proxy_bpf *skel;
 	int socks_fd, flow_fd, fwd_fd;
 } px = { .epfd = -1, .listen_fd = -1, .sig_fd = -1 };
@@ -212,27 +217,36 @@ static void drain_remove(struct pair *p)
 }
 
 /* sockmap: the pair's entries go (the kernel drops a closed socket from
- * the SOCKHASH itself). */
-static void map_forget(struct pair *p)
+ * the SOCKHASH itself; @sockets: take them out now, open). */
+static void map_forget(struct pair *p, bool sockets)
 {
 	unsigned int i;
 
 	if (!p->in_map)
 		return;
 	for (i = 0; i < 2; i++) {
+		if (sockets)
+			bpf_map_delete_elem(px.socks_fd, &p->e[i].cookie);
 		bpf_map_delete_elem(px.flow_fd, &p->e[i].cookie);
 		bpf_map_delete_elem(px.fwd_fd, &p->e[i].cookie);
 	}
 	p->in_map = false;
 }
 
-/* Closes both sockets; with @reset, each with an RST (SO_LINGER 0). */
+/*
+ * Closes both sockets; with @reset, each with an RST (SO_LINGER 0). The
+ * pair itself is freed after the batch of events (pairs_free): a later
+ * event of the batch may still point to it.
+ */
 static void pair_close(struct pair *p, bool reset)
 {
 	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 	unsigned int i;
 
-	map_forget(p);
+	if (p->closed)
+		return;
+	p->closed = true;
+	map_forget(p, false);
 	drain_remove(p);
 	for (i = 0; i < 2; i++) {
 		if (p->e[i].fd < 0)
@@ -248,7 +262,8 @@ static void pair_close(struct pair *p, bool reset)
 	if (reset)
 		count.resets++;
 	count.closed++;
-	free(p);
+	p->dead_next = px.dead;
+	px.dead = p;
 	if (px.accept_paused) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &listener_tag };
 
@@ -327,6 +342,15 @@ static int cookie_of(int fd, __u64 *cookie)
 	return getsockopt(fd, SOL_SOCKET, SO_COOKIE, cookie, &len);
 }
 
+static bool established(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	return !getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) &&
+	       ti.tcpi_state == TCP_STATE_ESTABLISHED;
+}
+
 /*
  * Both sockets into the SOCKHASH, each direction described first. The
  * backend's socket goes in first: it says nothing before the client does
@@ -344,6 +368,10 @@ static int map_insert(struct pair *p)
 	unsigned int i, order[2] = { BACKEND, CLIENT };
 	int one = 1;
 
+	/* A SOCKHASH takes established sockets only: a client that has sent
+	 * its FIN already is relayed by the process (the caller). */
+	if (!established(p->e[CLIENT].fd))
+		return -ENOTCONN;
 	for (i = 0; i < 2; i++) {
 		if (cookie_of(p->e[i].fd, &p->e[i].cookie))
 			return -errno;
@@ -640,11 +668,12 @@ static void backend_connected(struct pair *p)
 	if (opt.path == PATH_SOCKMAP) {
 		err = map_insert(p);
 		if (err) {
-			fprintf(stderr, "%s: inserting a pair into proxy_socks: %s; resetting it\n",
-				prog, strerror(-err));
-			count.insert_failures++;
-			pair_close(p, true);
-			return;
+			/* Nothing is relayed before both are in: the process
+			 * relays this pair instead, as copy does. */
+			logv("inserting a pair into proxy_socks: %s; the process relays it\n",
+			     strerror(-err));
+			map_forget(p, true);
+			count.insert_fallbacks++;
 		}
 	}
 	/* Whatever the client sent meanwhile waits in its socket. */
@@ -655,11 +684,23 @@ static void backend_connected(struct pair *p)
 	pair_interest(p);
 }
 
+static void pairs_free(void)
+{
+	struct pair *p;
+
+	while ((p = px.dead)) {
+		px.dead = p->dead_next;
+		free(p);
+	}
+}
+
 static void end_event(struct end *e, uint32_t events)
 {
 	struct pair *p = e->p;
 	unsigned int i;
 
+	if (p->closed)
+		return;
 	count.wakeups++;
 	if (!p->connected) {
 		backend_connected(p);
@@ -726,8 +767,9 @@ static void accept_all(void)
 		    errno == ENOMEM) {
 			struct epoll_event ev = { .events = 0, .data.ptr = &listener_tag };
 
-			fprintf(stderr, "%s: accept: %s; pausing accepts for %d ms\n",
-				prog, strerror(errno), ACCEPT_PAUSE_MS);
+			if (!count.accept_pauses++)
+				fprintf(stderr, "%s: accept: %s; pausing accepts for %d ms (said once; counted as accept_pauses)\n",
+					prog, strerror(errno), ACCEPT_PAUSE_MS);
 			epoll_ctl(px.epfd, EPOLL_CTL_MOD, px.listen_fd, &ev);
 			px.accept_paused = true;
 			px.accept_resume = now_ms() + ACCEPT_PAUSE_MS;
@@ -775,11 +817,14 @@ static int sockmap_setup(void)
 	return 0;
 }
 
+/* Two descriptors a client: as many as root may have (fs.nr_open caps
+ * it), else the hard limit. */
 static void raise_nofile(void)
 {
-	struct rlimit rl;
+	struct rlimit rl = { .rlim_cur = NOFILE_WANT, .rlim_max = NOFILE_WANT };
 
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+	if (setrlimit(RLIMIT_NOFILE, &rl) && !getrlimit(RLIMIT_NOFILE, &rl) &&
+	    rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
@@ -860,6 +905,7 @@ static void serve(void)
 		}
 		if (px.drain)
 			drain_tick();
+		pairs_free();
 		if (px.accept_paused && now_ms() >= px.accept_resume) {
 			struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &listener_tag };
 

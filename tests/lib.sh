@@ -512,7 +512,8 @@ reset_ok() {
 # ---- what a server leaves behind ------------------------------------------
 
 # leftovers: what a server could leave behind, as text to compare before
-# and after: listeners on the port, processes of the servers' binaries,
+# and after: listeners on the port and the next (a relay's backend),
+# processes of the servers' and the fronts' binaries,
 # BPF programs and cgroup attachments, cgroup v2 directories, modules,
 # the loopback's RPS mask (run.sh --cpus).
 # Fails when a tool fails (the listers of tests/lib.sh): a missing or
@@ -520,7 +521,8 @@ reset_ok() {
 leftovers() {
 	local s cg items
 	listeners "$PORT" || return 1
-	for s in "${SERVERS[@]}"; do
+	listeners "$((PORT + 1))" || return 1	# a relay's backend (run.sh --proxy)
+	for s in "${SERVERS[@]}" "${FRONTS[@]}"; do
 		items=$(processes "$(server_binary "$s")") || return 1
 		[[ -z $items ]] || awk -v s="$s" '{ print s, "pid", $1 }' <<<"$items"
 	done

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The proxy's contract (proxy/, servers/proxy.sh), on every path it has:
+# natively, and in the qemu guest on each guest kernel (vm-proxy.t).
+#
+# For each proxy variant (relayed_variants; --list prints them:
+# user-proxy-copy, user-proxy-splice, user-proxy-sockmap, and user for the
+# three), from its own start to its own stop:
+#   run.sh user --proxy PATH: the proxy on 127.0.0.1 and the port, the
+#   backend on 127.0.0.1 and the next port; through it, exact echoes of
+#   1 B, 64 KiB and 1 MiB, 200 fresh connections of one request each
+#   (their bytes wait for the proxy to reach the backend), a client
+#   reset with 1 MiB in flight (the proxy's end reset too), a half-close;
+#   a client that never reads, sending for 5 s: the kernel takes at most
+#   BOUND_MIB from it, what TCP's buffers hold along both hops (their
+#   windows hold it back, whatever the path); 10,000 connections held at
+#   once (fewer where the hard limit on descriptors is under 20,064), a
+#   client served beside them; stop under load, and a kill -9 of the
+#   proxy under load, leave nothing (no process, listener, program, map);
+#   a busy port is refused.
+#   Then the proxy alone in front of tests/relay, which is both the
+#   client and the backend and sees both sides of each byte: a FIN from
+#   either side reaches the other after every byte before it (1 MiB), and
+#   the other direction still flows; a reset from either side reaches the
+#   other as a reset; a backend that goes mid-stream, or is not there,
+#   ends the client's connection (never a hang); bytes sent before the
+#   proxy reaches the backend (its accept queue full), with and without
+#   the client's FIN, all arrive.
+# And one case more:
+#   usage   run.sh's --proxy and the proxy's own bad arguments refused
+#           (exit 2), with the argument named
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
+ALL_TESTS="usage $(variant_cases relayed_variants)"
+select_cases "$@"
+root_or_bail_out
+
+trap stop_all EXIT
+PROXY=$(server_binary proxy)
+RELAY=$ECHOLAB_ROOT/tests/build/relay
+NEVERREAD=$ECHOLAB_ROOT/tests/build/neverread
+BACKEND_PORT=$((PORT + 1))
+# What TCP's buffers allow a client that never reads, through two hops:
+# the bytes go client -> proxy -> backend -> proxy -> client, four sockets
+# sending and four receiving, each at most net.ipv4.tcp_wmem's and
+# tcp_rmem's largest (autotuned up to them), and a read in each process
+# (1 MiB for all). 145 MiB here (rmem up to 32 MiB); measured 25-69 MB
+# (the '# neverread:' line). A relay without flow control reaches the
+# cap, BOUND_MIB + 64 MiB, in well under a second.
+read -r _ _ wmem </proc/sys/net/ipv4/tcp_wmem
+read -r _ _ rmem </proc/sys/net/ipv4/tcp_rmem
+BOUND_MIB=$(((4 * (wmem + rmem) >> 20) + 1))
+# 10,000 clients, or as many as the hard limit on descriptors lets the
+# proxy hold at two a client, when that is fewer (20,000 here: 9,968).
+HOLD=$(( $(ulimit -Hn) / 2 - 32 ))
+((HOLD <= 10000)) || HOLD=10000
+
+# relay_case LABEL SCENARIO [BYTES]: the proxy binary on PATH in front of
+# tests/relay, which is the backend on the spare port.
+relay_case() {
+	local label=$1 out rc
+	shift
+	out=$(bounded 60 "$RELAY" "$PORT" "$SPARE_PORT" "$@" 2>&1)
+	rc=$?
+	ok $rc "$label/relay: $*: $(head -n1 <<<"$out")"
+	((rc == 0)) || diag "$out"
+}
+
+# The relay's scenarios against the proxy binary alone, on PATH.
+relay_scenarios() {
+	local label=$1 path=$2 pid log
+	log=$(mktemp)
+	"$PROXY" --path "$path" --port "$PORT" --backend-port "$SPARE_PORT" >"$log" 2>&1 &
+	pid=$!
+	if ! wait_until 10 grep -q '^proxy .* on ' "$log"; then
+		ok 1 "$label/relay: the proxy listens"
+		diag "$(cat "$log")"
+		kill "$pid" 2>/dev/null
+		rm -f "$log"
+		return
+	fi
+	relay_case "$label" fin-client 1048576
+	relay_case "$label" fin-backend 1048576
+	relay_case "$label" rst-client 1048576
+	relay_case "$label" rst-backend 1048576
+	relay_case "$label" gone 1048576
+	relay_case "$label" down
+	relay_case "$label" early 65536
+	relay_case "$label" early-fin 65536
+	stop_bounded "$pid"
+	ok $? "$label/relay: the proxy exits 0 on SIGTERM"
+	diag "$label/relay: $(tail -n1 "$log")"
+	rm -f "$log"
+}
+
+# established_to PORT: connections established to PORT (ss).
+established_to() { ss -Htn state established "sport = :$1" 2>/dev/null | wc -l; }
+
+# proxy_contract LABEL SERVER --proxy PATH
+# shellcheck disable=SC2317 # called through each_variant
+proxy_contract() {
+	local label=$1 server=$2 path=$4 base out items sent pid n
+	local start=("$server" "$3" "$path")
+	base=$(leftovers_or_why) || { ok 1 "$label: leftovers before the start (a tool failed)"; diag "$base"; return; }
+
+	"$RUN" "${start[@]}" >/dev/null
+	ok $? "$label: run.sh ${start[*]}"
+	items=$( (listeners "$PORT"; listeners "$BACKEND_PORT") 2>&1 | sort | tr '\n' ' ')
+	is "$items" "LISTEN 127.0.0.1:$PORT LISTEN 127.0.0.1:$BACKEND_PORT " \
+		"$label: the proxy on 127.0.0.1:$PORT, the backend on 127.0.0.1:$BACKEND_PORT"
+	bench_ok "$label/1-byte" -t 1 -r 1 -s 1
+	bench_ok "$label/64KiB" -t 4 -r 2 -s 65536
+	bench_ok "$label/1MiB" -t 2 -r 2 -s 1048576
+	bench_ok "$label/fresh-connections: 200 x one request" -t 200 -r 1
+	reset_ok "$label/reset"
+	bounded 60 "$PROBE" halfclose "$PORT" 65536
+	ok $? "$label/half-close: 64 KiB echoed, then EOF"
+
+	# A client that never reads.
+	out=$(bounded 60 "$NEVERREAD" "$PORT" 5 $(((BOUND_MIB + 64) << 20)) 0 2>&1)
+	sent=$(field "$out" sent)
+	[[ -n $sent ]] && ((sent <= BOUND_MIB << 20))
+	ok $? "$label/neverread: the kernel accepted at most $BOUND_MIB MiB from a client that never reads"
+	echo "# neverread: $label sent_bytes=${sent:-?}"
+	[[ -n $sent ]] || diag "$out"
+	bench_ok "$label/neverread: a client served after it" -t 10 -r 2 -s 65536
+
+	# 10,000 connections at once, and a client served beside them.
+	(ulimit -n $((HOLD + 1000)) && exec "$PROBE" hold "$PORT" "$HOLD" 30) >/dev/null 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	wait_until 60 eval '(($(established_to "$BACKEND_PORT") >= HOLD))'
+	n=$(established_to "$BACKEND_PORT")
+	ok $((n < HOLD)) "$label/10k: $HOLD connections held through the proxy (the backend has $n)"
+	bench_ok "$label/10k: a client served beside them" -t 10 -r 2
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	PIDS=()
+	# The guest's emulated CPU takes a minute to close them all.
+	wait_until "$([[ ${ECHOLAB_WHERE:-} == vm ]] && echo 180 || echo 30)" \
+		eval '(($(established_to "$BACKEND_PORT") == 0))'
+	is "$(established_to "$BACKEND_PORT")" 0 "$label/10k: their backend connections closed once they went"
+
+	bounded 30 "$BENCH" -p "$PORT" -t 50 -d 5 -q -o /dev/null >/dev/null 2>&1 &
+	PIDS+=($!)
+	sleep 1
+	"$RUN" stop >/dev/null
+	ok $? "$label/stop under load: run.sh stop (it checks the cleanup itself)"
+	wait "${PIDS[@]}" 2>/dev/null
+	PIDS=()
+	nothing_left_since "$label/stop under load" "$base"
+
+	"$RUN" "${start[@]}" >/dev/null
+	ok $? "$label/restart: run.sh ${start[*]}"
+	pid=$(state proxy.pid)
+	bounded 30 "$BENCH" -p "$PORT" -t 50 -d 5 -q -o /dev/null >/dev/null 2>&1 &
+	PIDS+=($!)
+	sleep 1
+	[[ -n $pid ]] && kill -9 "$pid"
+	wait "${PIDS[@]}" 2>/dev/null
+	PIDS=()
+	"$RUN" stop >/dev/null
+	ok $? "$label/kill -9 of the proxy under load: run.sh stop cleans up after it"
+	nothing_left_since "$label/kill -9 of the proxy under load" "$base"
+
+	"$PROBE" mute "$PORT" 30 >/dev/null &
+	PIDS+=($!)
+	wait_until 3 port_taken "$PORT"
+	out=$("$RUN" "${start[@]}" 2>&1)
+	ok $((!$?)) "$label/busy-port: run.sh fails"
+	like "$out" "port $PORT is busy" "$label/busy-port: says the port is busy"
+	kill "${PIDS[@]}" 2>/dev/null
+	wait "${PIDS[@]}" 2>/dev/null
+	PIDS=()
+	nothing_left_since "$label/busy-port" "$base"
+
+	relay_scenarios "$label" "$path"
+	nothing_left_since "$label/relay" "$base"
+}
+
+# usage_refused NAME WANT CMD...: exit 2, and the message says WANT.
+usage_refused() {
+	local name=$1 want=$2 out rc
+	shift 2
+	out=$("$@" 2>&1)
+	rc=$?
+	is "$rc" 2 "usage/$name: exit 2"
+	like "$out" "$want" "usage/$name: says '$want'"
+}
+
+test_usage() {
+	usage_refused run-no-path "--proxy needs a PATH" "$RUN" user --proxy
+	usage_refused run-bad-path "'bogus' is no path" "$RUN" user --proxy bogus
+	usage_refused run-with-bypass "goes with the user server only" "$RUN" ebpf --bypass --proxy copy
+	usage_refused proxy-no-path "name a path" "$PROXY" --backend-port 1
+	usage_refused proxy-no-backend "name the backend" "$PROXY" --path copy
+	usage_refused proxy-bad-path "'x' is no path" "$PROXY" --path x --backend-port 1
+	usage_refused proxy-itself "cannot be the proxy itself" "$PROXY" --path copy --backend-port "$PORT"
+	usage_refused proxy-buffer "--buffer-size" "$PROXY" --path copy --backend-port 1 --buffer-size 10
+	usage_refused proxy-stray "unexpected argument 'stray'" "$PROXY" --path copy --backend-port 1 stray
+}
+
+case_selected usage && test_usage
+each_variant proxy_contract relayed_variants
+plan_at_end
