@@ -65,6 +65,7 @@ SIZE=			# --size: this comparison's message size (bench -s)
 ORDER_SEED=		# --seed: each repetition's random order from it
 WHERE=native		# the raw files' where=: native, or vm inside the guest
 COMPARE_BYPASS=0
+COMPARE_PROXY=		# --proxy: the proxy's paths to measure, comma-separated
 REPEAT=5		# --repeat MIN[-MAX]: at least REPEAT runs per server,
 REPEAT_MAX=15		# and up to REPEAT_MAX until CPU per echo is precise:
 PRECISION=2.5		# every server's 95% interval within +-PRECISION %
@@ -94,7 +95,7 @@ NETNS_UP=
 
 compare_usage() {
 	cat <<EOF
-Usage: sudo ./run.sh compare [--loopback | --vm] [--netem SPEC] [--bypass]
+Usage: sudo ./run.sh compare [--loopback | --vm] [--netem SPEC] [--bypass | --proxy PATH,...]
                              [--workload load|load1000|busy|pingpong|connect | --curve [--bound US] [--points F,..]]
                              [--rates R,...] [--sizes S,...] [--seed N]
                              [--repeat N | --repeat MIN-MAX] [--precision PCT]
@@ -129,6 +130,13 @@ Placement (recorded in meta.txt and every raw file):
   --bypass       the user server alone, without and with the sk_msg bypass
                  (sockredir/sockredir), bench in the bypass's cgroup; the
                  bypass joins two sockets of one stack: implies --loopback
+  --proxy P,..   the user server directly and behind the proxy on each
+                 path named (copy, splice, sockmap; all: every one),
+                 verdicts against copy. The proxy takes the server's CPUs
+                 and the root namespace; the backend runs beside bench, in
+                 its namespace and on its CPUs (with --loopback: on
+                 bench's CPUs, over 127.0.0.1), so that the proxy's CPU
+                 per echo is the relay's cost
 
 What is measured:
   --workload W   load (default): equal load, open loop over 50 connections
@@ -214,6 +222,14 @@ compare_parse_args() {
 			shift
 			;;
 		--bypass) COMPARE_BYPASS=1 ;;
+		--proxy)
+			[[ ${2:-} =~ ^[a-z]+(,[a-z]+)*$ ]] ||
+				usage_error "--proxy takes the proxy's paths, e.g. copy,splice,sockmap, or all"
+			COMPARE_PROXY=$2
+			[[ $2 != all ]] || COMPARE_PROXY=$(server_get proxy values | tr ' ' ,)
+			for a in ${COMPARE_PROXY//,/ }; do front_value proxy "$a"; done
+			shift
+			;;
 		--curve) CURVE=1 ;;
 		--points)
 			if ! [[ ${2:-} =~ ^[0-9]*\.?[0-9]+(,[0-9]*\.?[0-9]+)*$ ]] ||
@@ -306,6 +322,11 @@ compare_parse_args() {
 		esac
 		shift
 	done
+	if [[ -n $COMPARE_PROXY ]]; then
+		((COMPARE_BYPASS == 0)) || usage_error "--proxy and --bypass: measure one at a time"
+		((CURVE == 0)) || usage_error "--curve and --proxy: measure one at a time"
+		[[ -z $SERVER_LIST ]] || usage_error "--proxy picks the variants itself: drop --servers"
+	fi
 	if ((COMPARE_BYPASS)); then
 		[[ -z $NETEM ]] ||
 			usage_error "--bypass joins two sockets of one network stack; it has nothing to bypass over a veth (drop --netem)"
@@ -461,6 +482,19 @@ netns_down() {
 	NETNS_UP=
 }
 
+# Where the proxy and its backend ran (compare --proxy).
+proxy_text() {
+	local how="proxy/proxy in the root namespace"
+	[[ -z $SERVER_CPUS ]] || how+=" on CPUs $SERVER_CPUS"
+	if two_machine; then
+		how+=", listening on $NS_SRV_IP; the backend (the server) in bench's namespace at $NS_CLI_IP port $((PORT + 1))"
+	else
+		how+=", listening on 127.0.0.1; the backend (the server) on 127.0.0.1 port $((PORT + 1))"
+	fi
+	[[ -z $CLIENT_CPUS ]] || how+=" on bench's CPUs $CLIENT_CPUS"
+	echo "$how; the direct runs (label user): the server alone, placed as every server"
+}
+
 placement_text() {
 	local how
 	if two_machine; then
@@ -515,13 +549,16 @@ server_cpu_scope() {
 
 # bench_run LABEL FILE EXTRA-ARGS...: one measured run, summary to stdout.
 bench_run() {
-	local label=$1 file=$2
+	local label=$1 file=$2 relay=() args
 	shift 2
+	args=$(variant_get "${label%-again}" args)
+	[[ $(variant_get "${label%-again}" proxy) != 1 ]] ||
+		relay=(--meta "proxy=${args#--proxy }: $(proxy_text)")
 	in_client "$BENCH" -H "$(server_host)" -p "$PORT" -l "$label" -o "$file" \
 		--server-cpus "$(server_cpu_scope "${label%-again}")" \
 		--meta "where=$WHERE" --meta "placement=$PLACEMENT" \
 		--meta "workload=${WORKLOAD:-custom}" \
-		${NETEM:+--meta "netem=$NETEM"} \
+		${NETEM:+--meta "netem=$NETEM"} "${relay[@]}" \
 		"${CLIENT_PLACE[@]}" "${BENCH_ARGS[@]}" "$@" || true
 }
 
@@ -539,6 +576,11 @@ run_one() {
 	# machine would on its interface (on loopback by default).
 	! two_machine || place+=(--addr "$NS_SRV_IP")
 	if two_machine; then netns_up; else drain_time_wait; fi
+	# Behind the proxy, the server is its backend: on the client's side of
+	# the veth, so that the proxy's end receives both hops' packets.
+	if two_machine && [[ " $* " == *" --proxy "* ]]; then
+		place+=(--netns "$NS_CLI" --backend-addr "$NS_CLI_IP")
+	fi
 	# A subshell: a server that cannot start ends it, not the comparison.
 	# RUNNING before the start: Ctrl-C ends the subshell half-way, and
 	# the interrupt handler must stop what it had started.
@@ -574,7 +616,14 @@ plan() {
 	local want label server args
 	declare -A seen=() known=()
 	if [[ -z $SERVER_LIST ]]; then
-		if ((COMPARE_BYPASS)); then bypass_variants; else variants; fi
+		if ((COMPARE_BYPASS)); then
+			bypass_variants
+		elif [[ -n $COMPARE_PROXY ]]; then
+			proxy_variants | awk -v paths=" ${COMPARE_PROXY//,/ } " '
+				$3 != "--proxy" || index(paths, " " $4 " ")'
+		else
+			variants
+		fi
 		return
 	fi
 	while read -r label server args; do
@@ -797,6 +846,7 @@ write_meta() {
 		echo "client=$(client_mode)"
 		[[ -z $NETEM ]] || echo "netem=$NETEM (tc netem, on both ends of the veth)"
 		((COMPARE_BYPASS)) && echo "bypass=user-bypass: sockredir/sockredir (sk_msg), server and bench in its cgroup"
+		[[ -z $COMPARE_PROXY ]] || echo "proxy=$COMPARE_PROXY: $(proxy_text)"
 		echo "nofile=$(ulimit -Sn)/$(ulimit -Hn)"
 		echo "somaxconn=$(sysctl -n net.core.somaxconn) (run.sh raises it to >= 4096 while a server runs)"
 		echo "tcp_max_syn_backlog=$(sysctl -n net.ipv4.tcp_max_syn_backlog) (likewise)"
@@ -863,6 +913,8 @@ write_summary() {
 	: >"$OUT/judged.txt"
 	base=user
 	[[ " ${MEASURED[*]} " == *" user "* ]] || base=${MEASURED[0]:-user}
+	# Behind the proxy, every path against the plain relay.
+	[[ " ${MEASURED[*]} " != *" user-proxy-copy "* ]] || base=user-proxy-copy
 	{
 		echo "# $WHERE comparison, ${SUM_DATE:-$(date -u +%Y-%m-%d)}"
 		echo
