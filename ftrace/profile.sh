@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # profile.sh - where the server's CPU goes, per echo, from a sampling profile.
 #
-#   sudo ./ftrace/profile.sh [--out DIR] [--seconds N] [--bench ARGS] [SERVER...]
+#   sudo ./ftrace/profile.sh [--out DIR] [--seconds N] [--bench ARGS] [SERVER|VARIANT...]
 #   sudo ./ftrace/profile.sh --running [--out DIR] [--seconds N] [--bench ARGS]
 #
-# For each SERVER (default: user and ebpf) it runs one measured compare run
+# For each SERVER (default: user and ebpf), or VARIANT of run.sh list
+# (user-proxy-sockmap: the proxy in front of user, the proxy's CPUs
+# sampled), it runs one measured compare run
 # in the default placement (two machines on one box: the server on CPU 0,
 # bench in its own namespace on CPU 1; --bench ARGS, default '-t 50': its
 # load, e.g. '-c 300' for the event engine) and, in the middle of it,
@@ -240,8 +242,11 @@ main() {
 			;;
 		-h | --help) usage; exit 0 ;;
 		*)
-			is_server "$1" || { echo "profile.sh: unknown argument '$1' (servers: ${SERVERS[*]})" >&2; usage >&2; exit 2; }
-			[[ $(server_get "$1" kind) != module ]] ||
+			# A server, or a variant of compare's (user-proxy-sockmap:
+			# the proxy in front of user, the proxy's CPUs sampled).
+			is_server "$1" || [[ -n $(variant_get "$1" order) ]] ||
+				{ echo "profile.sh: unknown argument '$1' (servers: ${SERVERS[*]}; or a variant, run.sh list)" >&2; usage >&2; exit 2; }
+			[[ $(server_get "$(variant_get "$1" server)" kind) != module ]] ||
 				{ echo "profile.sh: $1 is a module: it loads in the guest only, which this script does not profile" >&2; exit 2; }
 			servers+=("$1")
 			;;

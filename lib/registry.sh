@@ -292,19 +292,6 @@ relayed_variants() {
 	done
 }
 
-# fronts_in START-OPTION...: the fronts those options start (their flags).
-fronts_in() {
-	local f
-	while (($#)) && [[ $1 != -- ]]; do
-		if f=$(front_of_flag "$1"); then
-			echo "$f"
-			[[ -z ${_server[$f.value]:-} ]] || shift
-		fi
-		shift || break
-	done
-	return 0
-}
-
 # front_value FRONT VALUE: VALUE is one FRONT's flag takes; else a usage
 # error naming them.
 front_value() {
@@ -318,9 +305,17 @@ server_unavailable() {
 	local name=$1 why f
 	shift
 	why=$(server_hook "$name" unavailable)
-	for f in $(fronts_in "$@"); do
-		[[ -z $why ]] || break
-		why=$(server_hook "$f" unavailable)
+	while (($#)) && [[ -z $why && $1 != -- ]]; do
+		if f=$(front_of_flag "$1"); then
+			# A front whose flag takes a value hears it (--proxy PATH).
+			if [[ -n ${_server[$f.value]:-} ]]; then
+				why=$(server_hook "$f" unavailable "${2:-}")
+				shift
+			else
+				why=$(server_hook "$f" unavailable)
+			fi
+		fi
+		shift || break
 	done
 	echo "$why"
 }

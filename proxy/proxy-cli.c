@@ -5,15 +5,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cli.h"
 #include "defaults.h"
 #include "listen.h"
 #include "proxy-common.h"
 
+#define NOFILE_WANT	(1 << 18)	/* 131,072 clients, two descriptors each */
+
 static const char *const path_names[] = {
 	[PATH_COPY] = "copy",
 	[PATH_SPLICE] = "splice",
+	[PATH_URING] = "uring",
 	[PATH_SOCKMAP] = "sockmap",
 };
 
@@ -27,6 +31,8 @@ static void usage(FILE *f)
 "      --path PATH   how the bytes move:\n"
 "                      copy     read() and write() in an epoll loop\n"
 "                      splice   socket -> pipe -> socket, no copy to userspace\n"
+"                      uring    io_uring: multishot receive into provided\n"
+"                               buffers, one send of each to the peer\n"
 "                      sockmap  an sk_skb verdict redirects each socket's\n"
 "                               bytes to its peer (root, BTF)\n"
 "      --backend-port N      the backend's port (required)\n"
@@ -36,7 +42,9 @@ static void usage(FILE *f)
 "                    machine only); 0.0.0.0 is every interface\n"
 "  -b, --backlog N   listen backlog (default 4096)\n"
 "      --buffer-size BYTES  the most one read takes (%d to %d, default %d):\n"
-"                    one buffer, shared; splice: each pipe's size\n"
+"                    one buffer, shared; splice: each pipe's size;\n"
+"                    uring: each of its 256 provided buffers' (default\n"
+"                    65536 there)\n"
 "      --flow-limit BYTES  sockmap: bytes a direction may have in the\n"
 "                    kernel's relay, unacknowledged, before the verdict\n"
 "                    hands them to the process instead (default %d; never\n"
@@ -59,7 +67,7 @@ static enum path parse_path(const char *s)
 		if (!strcmp(s, path_names[i]))
 			return (enum path)i;
 	}
-	usage_error("--path: '%s' is no path (copy, splice, sockmap)", s);
+	usage_error("--path: '%s' is no path (copy, splice, uring, sockmap)", s);
 }
 
 void parse_args(int argc, char **argv)
@@ -104,6 +112,7 @@ void parse_args(int argc, char **argv)
 		case OPT_BUFFER_SIZE:
 			opt.buffer_size = parse_num("--buffer-size", optarg,
 						    PROXY_BUF_MIN, PROXY_BUF_MAX);
+			opt.buffer_size_set = true;
 			break;
 		case OPT_FLOW_LIMIT:
 			opt.flow_limit = parse_num("--flow-limit", optarg, 0,
@@ -130,7 +139,7 @@ void parse_args(int argc, char **argv)
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
 	if (!have_path)
-		usage_error("name a path: --path copy|splice|sockmap");
+		usage_error("name a path: --path copy|splice|uring|sockmap");
 	if (!have_backend)
 		usage_error("name the backend: --backend-port N (and --backend-addr ADDR)");
 	if (opt.backend_port == opt.port &&
@@ -151,6 +160,17 @@ void announce(void)
 	printf("proxy %s on %s port %u to %s port %u\n", path_names[opt.path],
 	       inet_ntoa(opt.addr), opt.port, backend, opt.backend_port);
 	fflush(stdout);
+}
+
+void raise_nofile(void)
+{
+	struct rlimit rl = { .rlim_cur = NOFILE_WANT, .rlim_max = NOFILE_WANT };
+
+	if (setrlimit(RLIMIT_NOFILE, &rl) && !getrlimit(RLIMIT_NOFILE, &rl) &&
+	    rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 void report(void)

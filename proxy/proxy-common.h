@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /* What the proxy's paths share: its options, its counters, its messages
- * (proxy-cli.c). The paths themselves are proxy.c's.
+ * (proxy-cli.c). The epoll paths are proxy.c's, the io_uring path
+ * proxy-uring.c's.
  */
 #ifndef __PROXY_COMMON_H
 #define __PROXY_COMMON_H
@@ -9,7 +10,7 @@
 #include <stddef.h>
 #include <netinet/in.h>
 
-enum path { PATH_COPY, PATH_SPLICE, PATH_SOCKMAP };
+enum path { PATH_COPY, PATH_SPLICE, PATH_URING, PATH_SOCKMAP };
 enum { CLIENT, BACKEND };	/* a pair's two sockets, and its directions */
 
 #define PROXY_BUF_DEFAULT	(256 * 1024)	/* --buffer-size */
@@ -24,6 +25,7 @@ struct options {
 	unsigned int backend_port;
 	int backlog;
 	size_t buffer_size;		/* one read at most; a pipe's size */
+	bool buffer_size_set;		/* given (uring's default differs) */
 	unsigned long long flow_limit;	/* sockmap: the relay's backlog */
 };
 
@@ -46,5 +48,10 @@ void parse_args(int argc, char **argv);
 void announce(void);
 /* The counters, on stderr. */
 void report(void);
+/* As many descriptors as root may have (two a client), else the hard
+ * limit. */
+void raise_nofile(void);
+/* The io_uring path: its own loop, start to stop; the exit status. */
+int uring_main(void);
 
 #endif /* __PROXY_COMMON_H */

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * proxy - a TCP relay between clients and one backend, by one of three
+ * proxy - a TCP relay between clients and one backend, by one of four
  * paths, so that what each costs can be measured at the same hop:
  *
  *   copy     an epoll loop: read from one socket, write to the other
  *   splice   the same loop through a pipe: socket -> pipe -> socket, no
  *            copy to userspace
+ *   uring    io_uring: multishot receive into a ring of provided buffers,
+ *            then a send of each to the peer (proxy-uring.c)
  *   sockmap  both sockets in a SOCKHASH and an sk_skb verdict that sends
  *            what arrives on one out of the other (proxy.bpf.c); the
  *            process only accepts, connects, inserts, and relays what the
@@ -71,7 +73,6 @@
 #define DRAIN_TICK_MS	1	/* poll period while a FIN waits (sockmap) */
 #define DRAIN_IDLE_MS	5000	/* a peer that takes nothing for this long */
 #define SPARE_PIPES	8
-#define NOFILE_WANT	(1 << 18)	/* 131,072 clients */
 #define TCP_STATE_ESTABLISHED 1	/* tcpi_state: include/net/tcp_states.h */
 
 struct options opt = {
@@ -817,19 +818,6 @@ static int sockmap_setup(void)
 	return 0;
 }
 
-/* Two descriptors a client: as many as root may have (fs.nr_open caps
- * it), else the hard limit. */
-static void raise_nofile(void)
-{
-	struct rlimit rl = { .rlim_cur = NOFILE_WANT, .rlim_max = NOFILE_WANT };
-
-	if (setrlimit(RLIMIT_NOFILE, &rl) && !getrlimit(RLIMIT_NOFILE, &rl) &&
-	    rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 static int setup(void)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -920,6 +908,8 @@ int main(int argc, char **argv)
 	int err;
 
 	parse_args(argc, argv);
+	if (opt.path == PATH_URING)
+		return uring_main();
 	err = setup();
 	if (err) {
 		if (px.skel)

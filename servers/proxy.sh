@@ -5,8 +5,10 @@
 # usual one, and the proxy on the usual address and port, so that bench and
 # every test reach the server through it unchanged. PATH is how the proxy
 # moves the bytes: copy (read and write in an epoll loop), splice (socket
-# -> pipe -> socket) or sockmap (an sk_skb verdict redirects each socket's
-# bytes to its peer; the process only accepts, connects and inserts).
+# -> pipe -> socket), uring (io_uring: multishot receive into provided
+# buffers, a send of each) or sockmap (an sk_skb verdict redirects each
+# socket's bytes to its peer; the process only accepts, connects and
+# inserts).
 #
 # Placed so that the proxy's CPU is the relay's cost: the proxy runs on
 # the server's CPUs (--cpus), the backend on the others, with bench. Its
@@ -15,20 +17,30 @@
 # remove but the check that it is gone.
 
 front proxy dir=proxy binary=proxy/proxy flag=--proxy value=PATH relay=1 \
-	values='copy splice sockmap' serves='user uring ebpf kecho' tools='cc clang bpftool' \
+	values='copy splice uring sockmap' serves='user uring ebpf kecho' tools='cc clang bpftool' \
 	only_why="every server can be the backend"
 
 variant user-proxy-copy    server=user order=80 colour='#7b4173' args='--proxy copy' proxy=1
 variant user-proxy-splice  server=user order=81 colour='#a55194' args='--proxy splice' proxy=1
-variant user-proxy-sockmap server=user order=82 colour='#ce6dbd' args='--proxy sockmap' proxy=1
+variant user-proxy-uring   server=user order=82 colour='#de9ed6' args='--proxy uring' proxy=1
+variant user-proxy-sockmap server=user order=83 colour='#ce6dbd' args='--proxy sockmap' proxy=1
 
 # How long the proxy may take to load its programs and listen.
 PROXY_READY_S=20
 
-# The sockmap path loads a CO-RE program; the other paths need nothing.
+# PATH: the sockmap path loads a CO-RE program, the uring path needs
+# io_uring's multishot receive; copy and splice need nothing.
 proxy_unavailable() {
-	[[ $(state proxy.arg) != sockmap || -r /sys/kernel/btf/vmlinux ]] ||
-		echo "this kernel has no BTF (/sys/kernel/btf/vmlinux), which the proxy's sockmap path needs; use --proxy copy or splice"
+	case ${1:-} in
+	sockmap)
+		platform_lacks_need btf >/dev/null || return 0
+		echo "$(platform_lacks_need btf), which the proxy's sockmap path needs; use --proxy copy or splice"
+		;;
+	uring)
+		platform_lacks_need io-uring >/dev/null || return 0
+		echo "$(platform_lacks_need io-uring), which the proxy's uring path needs; use --proxy copy or splice"
+		;;
+	esac
 }
 
 _proxy_listening() { grep -q '^proxy .* on ' "$1" || ! alive "$2" "$3"; }

@@ -28,6 +28,11 @@
 #                one at MAX, and meta.txt and summary.md say why
 #   bypass       --bypass: user and user-bypass side by side, nothing
 #                left; --bypass with --netem, or in two machines, exit 2
+#   proxy        --proxy copy,sockmap: user directly and behind both, in
+#                the two-machine placement, verdicts against copy; meta.txt
+#                and each proxied raw file say where proxy and backend ran
+#                (the backend in bench's namespace); nothing left; --proxy
+#                with --bypass, or a path that is none, exit 2
 #   interrupted  Ctrl-C beside a CPU hog on every CPU: exit 130 within 2 s,
 #                no server, namespace or RPS change left, samples kept
 #   sizes-interrupted  SIGTERM to --sizes' own process alone (kill PID):
@@ -40,7 +45,7 @@ set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 ALL_TESTS="native sweep loopback placement verdict equal sizes precision bypass
-	interrupted sizes-interrupted usage"
+	proxy interrupted sizes-interrupted usage"
 select_cases "$@"
 root_or_bail_out
 
@@ -387,6 +392,31 @@ test_bypass() {
 	is $? 2 "with --netem exits 2 (nothing to bypass over a veth)"
 	out=$("$RUN" compare --servers user-bypass 2>&1)
 	is $? 2 "a bypass variant in the two-machine placement exits 2"
+}
+
+test_proxy() {
+	local out rows
+	out=$("$RUN" compare --proxy copy,sockmap -t 20 -r 2 -m 5 --repeat 1 --out "$TMP/proxy" 2>&1)
+	ok $? "exit 0"
+	rows=$(summary_rows "$TMP/proxy/summary.md" | tr '\n' ,)
+	is "$rows" "user 200 0,user-proxy-copy 200 0,user-proxy-sockmap 200 0," \
+		"rows user, user-proxy-copy and user-proxy-sockmap, 200 samples each, 0 failed"
+	grep -q '^### Verdicts against user-proxy-copy' "$TMP/proxy/summary.md"
+	ok $? "verdicts against the plain relay, copy"
+	grep -q '^proxy=copy,sockmap: .*the backend (the server) in bench.s namespace at 10\.213\.0\.2' "$TMP/proxy/meta.txt"
+	ok $? "meta.txt says where the proxy and the backend ran"
+	grep -q '^# proxy=sockmap: ' "$TMP/proxy/user-proxy-sockmap-1.tsv" &&
+		! grep -q '^# proxy=' "$TMP/proxy/user-1.tsv"
+	ok $? "a proxied raw file records its path and placement, the direct one none"
+	[[ ! -e $STATE_DIR ]]
+	ok $? "no server state left"
+	absent "no proxy left" . processes "$(server_binary proxy)"
+	absent "no namespace or veth of the suite left" "echolab" netns_left
+	out=$("$RUN" compare --proxy copy --bypass 2>&1)
+	is $? 2 "--proxy with --bypass exits 2"
+	out=$("$RUN" compare --proxy bogus 2>&1)
+	is $? 2 "--proxy bogus exits 2"
+	like "$out" "'bogus' is no path" "... and names it"
 }
 
 # Ctrl-C in the middle of a busy machine: compare ends within 2 s, no
