@@ -80,8 +80,9 @@ Options:
   --proxy PATH  SERVER behind a relay (proxy/proxy): the proxy listens on
                 --addr and --port, SERVER on the next port, and each client
                 the proxy accepts gets a connection of its own to SERVER.
-                PATH: copy (read and write), splice (through a pipe) or
-                sockmap (an sk_skb verdict redirects in the kernel). With
+                PATH: copy (read and write), splice (through a pipe),
+                uring (io_uring) or sockmap (an sk_skb verdict redirects
+                in the kernel). With
                 --cpus the proxy takes those CPUs and SERVER the others,
                 with bench. compare --proxy measures every path
   -h, --help    this text

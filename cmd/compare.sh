@@ -131,7 +131,7 @@ Placement (recorded in meta.txt and every raw file):
                  (sockredir/sockredir), bench in the bypass's cgroup; the
                  bypass joins two sockets of one stack: implies --loopback
   --proxy P,..   the user server directly and behind the proxy on each
-                 path named (copy, splice, sockmap; all: every one),
+                 path named (copy, splice, uring, sockmap; all: every one),
                  verdicts against copy. The proxy takes the server's CPUs
                  and the root namespace; the backend runs beside bench, in
                  its namespace and on its CPUs (with --loopback: on

@@ -132,12 +132,28 @@ sample() {
 		{ wait "$CPID" || true; die "$1: perf record failed: $(tail -n 2 "$tmp/$1.perf.err")"; }
 }
 
+# own_binary SERVER|VARIANT: the program whose code is the "server's own"
+# on the CPUs sampled: the server's, or its relay's when a front relays
+# (user-proxy-sockmap: the proxy, on the server's CPUs, its backend not).
+own_binary() {
+	local f
+	if is_server "$1"; then
+		server_binary "$1"
+		return
+	fi
+	for f in $(variant_get "$1" args); do
+		f=$(front_of_flag "$f") || continue
+		[[ -z $(server_get "$f" relay) ]] || { server_binary "$f"; return; }
+	done
+	server_binary "$(variant_get "$1" server)"
+}
+
 # analyse SERVER: DATA and RAW's figures, a row each on stdout, the
 # reports and the flame graph into out.
 analyse() {
 	local s=$1 rate ncpus expected samples lost label sym pct bin
 	ncpus=$(cpu_list_count "$CPUS")
-	bin=$(basename "$(server_binary "$s")")
+	bin=$(basename "$(own_binary "$s")")
 	rate=$(awk -F= '$1 == "# window_s" { w = $2 } $1 == "# cpu_echoes" { e = $2 }
 		END { if (w > 0 && e > 0) printf "%.3f", e / w }' "$RAW")
 	[[ -n $rate ]] || die "$s: its raw file has no window_s or cpu_echoes: no rate to divide by"
