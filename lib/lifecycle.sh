@@ -156,6 +156,24 @@ terminate() {
 
 # ---- fronts ------------------------------------------------------------------
 
+# progs_outlive_none PROG PROCESS WHAT: waits (STOP_TIMEOUT_S) until no
+# more BPF programs named PROG are loaded than processes named PROCESS run
+# (others', on other ports, keep theirs), and dies naming WHAT when they
+# stay. The kernel drops a program with the last process that holds it
+# and the last socket that used it (a psock goes after an RCU grace
+# period): a front's stop hook checks this.
+progs_outlive_none() {
+	local prog=$1 process=$2 what=$3 i progs procs
+	for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
+		progs=$(bpftool prog show) || die "bpftool prog show failed: cannot check that $what's programs are gone"
+		progs=$(grep -c "name $prog " <<<"$progs" || true)
+		procs=$(processes_named "$process")
+		((progs <= procs)) && return 0
+		sleep 0.1
+	done
+	die "$what's programs are still loaded ($progs $prog, $procs $process running; 'bpftool prog show')"
+}
+
 # front_enter CMD...: CMD inside the running server's fronts (their enter
 # hooks, nested), or just CMD when it has none.
 front_enter() {
@@ -302,8 +320,9 @@ server_start() {
 			shift 2
 			;;
 		--backend-addr)
-			is_ipv4 "${2:-}" && [[ $2 != 0.0.0.0 ]] ||
+			if ! is_ipv4 "${2:-}" || [[ $2 == 0.0.0.0 ]]; then
 				usage_error "--backend-addr: '${2:-}' is not an IPv4 address of one interface"
+			fi
 			backend_addr=$2
 			shift 2
 			;;

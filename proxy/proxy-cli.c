@@ -4,8 +4,10 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 
 #include "cli.h"
 #include "defaults.h"
@@ -160,6 +162,31 @@ void announce(void)
 	printf("proxy %s on %s port %u to %s port %u\n", path_names[opt.path],
 	       inet_ntoa(opt.addr), opt.port, backend, opt.backend_port);
 	fflush(stdout);
+}
+
+int listen_here(int extra_type)
+{
+	int fd = check_port_free(opt.addr, opt.port);
+
+	if (!fd)
+		fd = open_listener(opt.addr, opt.port, opt.backlog, extra_type);
+	if (fd < 0)
+		fprintf(stderr, "%s: cannot listen on %s port %u: %s (%s)\n",
+			prog, inet_ntoa(opt.addr), opt.port, strerror(-fd),
+			bind_hint(-fd));
+	return fd;
+}
+
+int stop_signals(void)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return signalfd(-1, &mask, SFD_CLOEXEC);
 }
 
 void raise_nofile(void)

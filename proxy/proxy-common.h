@@ -51,6 +51,12 @@ void report(void);
 /* As many descriptors as root may have (two a client), else the hard
  * limit. */
 void raise_nofile(void);
+/* The listener on --addr and --port (extra_type: SOCK_NONBLOCK or 0): its
+ * fd, or -errno after saying why on stderr. */
+int listen_here(int extra_type);
+/* SIGINT and SIGTERM blocked and readable on the signalfd returned (-1,
+ * errno set, on failure); SIGPIPE ignored. */
+int stop_signals(void);
 /* The io_uring path: its own loop, start to stop; the exit status. */
 int uring_main(void);
 

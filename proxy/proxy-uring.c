@@ -26,14 +26,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -465,7 +463,6 @@ static int setup(void)
 	struct io_uring_params params = { .flags = IORING_SETUP_SUBMIT_ALL |
 						   IORING_SETUP_COOP_TASKRUN };
 	struct io_uring_buf_reg reg = { 0 };
-	sigset_t mask;
 	unsigned int i;
 	int err;
 
@@ -502,25 +499,10 @@ static int setup(void)
 				      (uint16_t)i, io_uring_buf_ring_mask(NBUFS), (int)i);
 	io_uring_buf_ring_advance(ur.br, NBUFS);
 
-	err = check_port_free(opt.addr, opt.port);
-	if (!err) {
-		err = open_listener(opt.addr, opt.port, opt.backlog, 0);
-		if (err >= 0) {
-			ur.listen_fd = err;
-			err = 0;
-		}
-	}
-	if (err) {
-		fprintf(stderr, "%s: cannot listen on port %u: %s (%s)\n",
-			prog, opt.port, strerror(-err), bind_hint(-err));
-		return err;
-	}
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	ur.sig_fd = signalfd(-1, &mask, SFD_CLOEXEC);
+	ur.listen_fd = listen_here(0);
+	if (ur.listen_fd < 0)
+		return ur.listen_fd;
+	ur.sig_fd = stop_signals();
 	if (ur.sig_fd < 0)
 		return -errno;
 	arm_accept();

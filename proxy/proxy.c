@@ -38,7 +38,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,7 +50,6 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <linux/sockios.h>
 #include <linux/tcp.h>
@@ -821,7 +819,6 @@ static int sockmap_setup(void)
 static int setup(void)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
-	sigset_t mask;
 	int err;
 
 	raise_nofile();
@@ -832,27 +829,10 @@ static int setup(void)
 			opt.buffer_size);
 		return -ENOMEM;
 	}
-	err = check_port_free(opt.addr, opt.port);
-	if (!err) {
-		err = open_listener(opt.addr, opt.port, opt.backlog,
-				    SOCK_NONBLOCK);
-		if (err >= 0) {
-			px.listen_fd = err;
-			err = 0;
-		}
-	}
-	if (err) {
-		fprintf(stderr, "%s: cannot listen on %s port %u: %s (%s)\n",
-			prog, inet_ntoa(opt.addr), opt.port, strerror(-err),
-			bind_hint(-err));
-		return err;
-	}
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	px.sig_fd = signalfd(-1, &mask, SFD_CLOEXEC);
+	px.listen_fd = listen_here(SOCK_NONBLOCK);
+	if (px.listen_fd < 0)
+		return px.listen_fd;
+	px.sig_fd = stop_signals();
 	px.epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (px.sig_fd < 0 || px.epfd < 0)
 		return -errno;

@@ -54,7 +54,7 @@ bypass_started() {
 # Stops sockredir, if it was started, and checks that nothing of it stays:
 # no process, no cgroup (a killed one leaves it, empty), no programs.
 bypass_stop() {
-	local pid bin cg progs procs i last
+	local pid bin cg progs last
 	pid=$(state bypass.pid)
 	[[ -n $pid ]] || return 0
 	bin=$(server_binary bypass)
@@ -78,19 +78,7 @@ bypass_stop() {
 		rmdir "$cg" || die "cannot remove $cg"
 		say "removed the empty cgroup $cg left by a killed sockredir"
 	fi
-	# The kernel drops the programs with the last sockredir that holds them
-	# and the last socket that used them (a psock goes after an RCU grace
-	# period): none may outnumber the sockredir processes (others, on other
-	# ports) for long.
-	for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
-		progs=$(bpftool prog show) || die "bpftool prog show failed: cannot check that sockredir's programs are gone"
-		progs=$(grep -c 'name redir_msg ' <<<"$progs" || true)
-		procs=$(processes_named sockredir)
-		((progs <= procs)) && break
-		sleep 0.1
-	done
-	((progs <= procs)) ||
-		die "sockredir's programs are still loaded ($progs redir_msg, $procs sockredir running; 'bpftool prog show')"
+	progs_outlive_none redir_msg sockredir sockredir
 	rm -f "$STATE_DIR/bypass.pid" "$STATE_DIR/bypass"
 	say "bypass: sockredir stopped${cg:+, cgroup $cg removed}${last:+; its counters $last}"
 }

@@ -76,7 +76,7 @@ proxy_started() {
 # program of its sockmap path (the kernel drops it with the last socket
 # that used it, after an RCU grace period).
 proxy_stop() {
-	local pid bin i progs procs last
+	local pid bin last
 	pid=$(state proxy.pid)
 	[[ -n $pid ]] || return 0
 	bin=$(server_binary proxy)
@@ -86,15 +86,7 @@ proxy_stop() {
 	else
 		wait "$pid" 2>/dev/null || true
 	fi
-	for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
-		progs=$(bpftool prog show) || die "bpftool prog show failed: cannot check that the proxy's programs are gone"
-		progs=$(grep -c 'name proxy_verdict ' <<<"$progs" || true)
-		procs=$(processes_named proxy)
-		((progs <= procs)) && break
-		sleep 0.1
-	done
-	((progs <= procs)) ||
-		die "the proxy's programs are still loaded ($progs proxy_verdict, $procs proxy running; 'bpftool prog show')"
+	progs_outlive_none proxy_verdict proxy "the proxy"
 	say "proxy: stopped; $(tail -n1 "$STATE_DIR/proxy.log" 2>/dev/null | sed 's/^proxy: //')${last:+; kernel: $last}"
 	rm -f "$STATE_DIR/proxy.pid"
 }
