@@ -28,7 +28,9 @@
  * before the sockets are in the SOCKHASH stay in the socket's receive
  * queue, where the verdict never looks on its own; setting SO_RCVLOWAT
  * after the insertion makes TCP call the socket's data_ready, so the
- * verdict takes them, in order, before anything newer. A FIN is passed
+ * verdict takes them, in order, before anything newer. A client whose
+ * FIN came before the insertion is no longer established, and a SOCKHASH
+ * refuses it (EOPNOTSUPP): the process relays that pair. A FIN is passed
  * on only once the peer's socket has taken every byte the verdict saw
  * (its bytes acknowledged plus its send queue): the kernel's relay runs
  * in a work item, after the verdict, and a shutdown before it would
