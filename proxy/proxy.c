@@ -101,6 +101,7 @@ struct dir {
 	int pipe[2];		/* splice: a pipe while bytes are in it */
 	size_t inpipe;
 	bool eof;		/* the source said FIN */
+	bool held;		/* sockmap: bytes wait for the kernel's relay */
 	bool shut;		/* ... and it went on: shutdown(SHUT_WR) */
 	__u64 moved;		/* bytes this process sent on */
 	long long drain_since;	/* sockmap: FIN waits for the kernel's relay */
@@ -178,7 +179,7 @@ static void pair_interest(struct pair *p)
 		} else {
 			if (!in->eof && in->len == in->off && !in->inpipe)
 				ev |= EPOLLIN | EPOLLRDHUP;
-			if (out->len != out->off || out->inpipe)
+			if ((out->len != out->off || out->inpipe) && !out->held)
 				ev |= EPOLLOUT;
 		}
 		end_want(&p->e[i], ev);
@@ -412,28 +413,49 @@ static long long sent_into(int fd)
 }
 
 /*
- * sockmap: may direction i's FIN go on? Once the peer has taken every
- * byte of it: those the verdict saw (redirected or passed up) and this
- * process's own. 1 yes, 0 not yet, -1 the peer stopped taking any.
+ * sockmap: has the kernel's relay caught up with direction i? The verdict
+ * redirects into the peer's psock queue, and a work item sends from there
+ * later (sk_psock_backlog): bytes the process sends on itself must wait
+ * until the peer's socket has taken every byte redirected before them,
+ * or they would overtake those. While the process holds bytes passed up
+ * the verdict redirects nothing more, so "before them" is every byte
+ * redirected so far (seen - passed), besides the process's own (moved).
+ * A FIN (@fin) waits for every byte the verdict saw. 1 caught up, 0 not
+ * yet, -1 a FIN's peer took nothing for DRAIN_IDLE_MS.
  */
-static int drained(struct pair *p, unsigned int i)
+static int caught_up(struct pair *p, unsigned int i, bool fin)
 {
 	struct dir *d = &p->d[i];
 	struct proxy_flow f;
+	unsigned long long want;
 	long long taken;
 
 	if (!p->in_map)
 		return 1;
 	if (bpf_map_lookup_elem(px.flow_fd, &p->e[i].cookie, &f))
 		return 1;
+	want = fin ? f.seen : f.seen - f.passed + d->moved;
 	taken = sent_into(p->e[!i].fd);
-	if (taken < 0 || (unsigned long long)taken >= f.seen)
+	if (taken < 0 || (unsigned long long)taken >= want)
 		return 1;
+	if (!fin)
+		return 0;	/* TCP's flow control holds it: wait */
 	if (taken != d->drain_seen) {
 		d->drain_seen = taken;
 		d->drain_since = now_ms();
 	}
 	return now_ms() - d->drain_since > DRAIN_IDLE_MS ? -1 : 0;
+}
+
+/* Direction i waits for the kernel's relay: on the list the 1 ms tick
+ * looks at (drain_tick). */
+static void wait_kernel(struct pair *p)
+{
+	if (p->draining)
+		return;
+	p->draining = true;
+	p->drain_next = px.drain;
+	px.drain = p;
 }
 
 /* ---- moving bytes -------------------------------------------------------------- */
@@ -593,6 +615,18 @@ static int pump(struct pair *p, unsigned int i)
 	int ok;
 
 	for (reads = 0;; reads++) {
+		d->held = false;
+		if (opt.path == PATH_SOCKMAP && d->len != d->off) {
+			ok = caught_up(p, i, false);
+			if (ok == 0) {
+				/* Not sent yet: out of the shared buffer. */
+				if (keep_rest(d))
+					return -1;
+				d->held = true;
+				wait_kernel(p);
+				break;
+			}
+		}
 		if (flush(p, i) || keep_rest(d))
 			return -1;
 		if (d->len != d->off || d->inpipe)
@@ -600,13 +634,9 @@ static int pump(struct pair *p, unsigned int i)
 		if (d->eof) {
 			if (d->shut)
 				break;
-			ok = opt.path == PATH_SOCKMAP ? drained(p, i) : 1;
+			ok = opt.path == PATH_SOCKMAP ? caught_up(p, i, true) : 1;
 			if (ok == 0) {
-				if (!p->draining) {
-					p->draining = true;
-					p->drain_next = px.drain;
-					px.drain = p;
-				}
+				wait_kernel(p);
 				break;
 			}
 			if (ok < 0 || shutdown(p->e[!i].fd, SHUT_WR))
@@ -738,7 +768,8 @@ static void drain_tick(void)
 		next = p->drain_next;
 		p->draining = false;
 		for (i = 0; i < 2; i++) {
-			if (p->d[i].eof && !p->d[i].shut && pump(p, i)) {
+			if (((p->d[i].eof && !p->d[i].shut) || p->d[i].held) &&
+			    pump(p, i)) {
 				count.drain_timeouts++;
 				pair_close(p, true);
 				goto next;
