@@ -106,16 +106,7 @@ contract() {
 		nothing_left_since "$label/restart: stop" "$base"
 	fi
 
-	# A busy port: refused with the port named.
-	"$PROBE" mute "$PORT" 30 >/dev/null &
-	PIDS+=($!)
-	wait_until 3 port_taken "$PORT"
-	out=$("$RUN" "${start[@]}" 2>&1)
-	ok $((!$?)) "$label/busy-port: run.sh fails"
-	like "$out" "port $PORT is busy" "$label/busy-port: says the port is busy"
-	kill "${PIDS[@]}" 2>/dev/null
-	wait "${PIDS[@]}" 2>/dev/null
-	PIDS=()
+	busy_port_refused "$label" "${start[@]}"
 
 	# Bad arguments (the declaration's bad_args): refused, the message
 	# names the argument, nothing is left; a binary says so with exit 2.

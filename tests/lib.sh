@@ -448,6 +448,22 @@ stop_all() {
 	"$RUN" stop >/dev/null 2>&1
 }
 
+# busy_port_refused LABEL START...: with another program listening on
+# $PORT, run.sh START fails and says the port is busy (two cases).
+busy_port_refused() {
+	local label=$1 out
+	shift
+	"$PROBE" mute "$PORT" 30 >/dev/null &
+	PIDS+=($!)
+	wait_until 3 port_taken "$PORT"
+	out=$("$RUN" "$@" 2>&1)
+	ok $((!$?)) "$label/busy-port: run.sh fails"
+	like "$out" "port $PORT is busy" "$label/busy-port: says the port is busy"
+	kill "${PIDS[@]}" 2>/dev/null
+	wait "${PIDS[@]}" 2>/dev/null
+	PIDS=()
+}
+
 # bench_ok NAME ARGS...: bench against $PORT, no sample may fail.
 bench_ok() {
 	local name=$1 out

@@ -206,15 +206,7 @@ proxy_contract() {
 	ok $? "$label/kill -9 of the proxy under load: run.sh stop cleans up after it"
 	nothing_left_since "$label/kill -9 of the proxy under load" "$base"
 
-	"$PROBE" mute "$PORT" 30 >/dev/null &
-	PIDS+=($!)
-	wait_until 3 port_taken "$PORT"
-	out=$("$RUN" "${start[@]}" 2>&1)
-	ok $((!$?)) "$label/busy-port: run.sh fails"
-	like "$out" "port $PORT is busy" "$label/busy-port: says the port is busy"
-	kill "${PIDS[@]}" 2>/dev/null
-	wait "${PIDS[@]}" 2>/dev/null
-	PIDS=()
+	busy_port_refused "$label" "${start[@]}"
 	nothing_left_since "$label/busy-port" "$base"
 
 	relay_scenarios "$label" "$path"
