@@ -162,8 +162,9 @@ proxy_contract() {
 	bench_ok "$label/16KiB-load: 50 connections, $LOAD16 msg/s offered" \
 		-c 50 -R "$LOAD16" -s 16384 -d 3 --warmup 1
 	reset_ok "$label/reset"
-	bounded 60 "$PROBE" halfclose "$PORT" 65536
+	out=$(bounded 60 "$PROBE" halfclose "$PORT" 65536 2>&1)
 	ok $? "$label/half-close: 64 KiB echoed, then EOF"
+	[[ -z $out ]] || diag "$label/half-close: $out; the proxy: $(bpf_counters "$(state proxy.pid)" proxy_counters)"
 
 	# A client that never reads.
 	bound=$((TCP_MIB + ${HELD_MIB[$path]:-0}))
