@@ -33,6 +33,8 @@ bypass_start() {
 	setsid "$bin" --port "$port" </dev/null >"$log" 2>&1 &
 	pid=$!
 	state_set bypass.pid "$pid"
+	# Until the shell has become sockredir: alive() names the binary.
+	wait_exec "$pid" "$bin"
 	wait_until "$BYPASS_ATTACH_S" _bypass_attached "$log" "$pid" "$bin"
 	if grep -q '^bypass on port' "$log"; then
 		state_set bypass "$(sed -n 's/^bypass on port [0-9]* for cgroup //p' "$log")"
