@@ -23,12 +23,17 @@
 #   wait-interval  it runs CMD every INTERVAL (-i), 0.1 s by default
 #   prove-unknown  tests/prove.sh: TESTS=FILE:nosuchcase exits 2 listing
 #                  FILE's cases, for every tests/*.t
+#   point-state    lib/common.sh's rate rule: a Poisson run 5% short at a
+#                  low rate is within 3 sd (carried), even arrivals are not
+#                  (short), a busy client is client-limited; the same
+#                  answers under busybox's awk, which has no math (the
+#                  guest's)
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 ALL_TESTS="ok absent port-free skip skip-all grew stop-bounded
 	list unknown-case one-case no-function case-prefix
-	wait-met wait-timeout wait-interval prove-unknown"
+	wait-met wait-timeout wait-interval prove-unknown point-state"
 select_cases "$@"
 
 fake=$(mktemp -d)
@@ -259,6 +264,40 @@ test_prove_unknown() {
 		ok $? "TESTS=$name:nosuchcase exits 2, runs nothing, lists $name.t's cases"
 		[[ $rc == 2 ]] || diag "prove-unknown: $name: exit $rc: $(cat "$scratch/err") $out"
 	done
+}
+
+# raw_file FILE OK ARRIVALS BUSY: a raw file of an open-loop run offered
+# 100 msg/s for 10 s on one client CPU, with OK rows ok.
+raw_file() {
+	{
+		printf '# rate=100\n# window_s=10\n# client_cpus=1\n# client_busy_s=%s\n' "$4"
+		[[ $3 == poisson ]] || printf '# arrivals=%s\n' "$3"
+		printf '# columns=seq\tstatus\n'
+		seq "$2" | sed 's/$/\tok/'
+	} >"$1"
+}
+
+test_point_state() {
+	local f=$fake/raw.tsv box=$fake/busybox-awk
+	# 950 ok in 10 s against 100 msg/s: 5% short; a Poisson count of 1,000
+	# varies by 3 sd = 9.5%.
+	raw_file "$f" 950 poisson 0.1
+	is "$(point_state "$f")" "carried 95" "a Poisson run 5% short at 100 msg/s for 10 s: carried (3 sd: 9.5%)"
+	raw_file "$f" 950 uniform 0.1
+	is "$(point_state "$f")" "short 95" "the same with even arrivals (an exact count): short"
+	raw_file "$f" 800 poisson 9.8
+	is "$(point_state "$f")" "client-limited 80" "20% short with the client's CPU busy 98%: client-limited"
+	if ! command -v busybox >/dev/null; then
+		ok 1 "busybox is installed (make deps: the guest's initramfs needs it)"
+		return
+	fi
+	mkdir -p "$box"
+	printf '#!/bin/sh\nexec busybox awk "$@"\n' >"$box/awk"
+	chmod +x "$box/awk"
+	raw_file "$f" 950 poisson 0.1
+	is "$(PATH=$box:$PATH point_state "$f")" "carried 95" "under busybox's awk (no math), the same: carried"
+	raw_file "$f" 900 poisson 0.1
+	is "$(PATH=$box:$PATH point_state "$f")" "short 90" "... and 10% short, past 3 sd: short"
 }
 
 run_tests
