@@ -23,21 +23,28 @@
 #   bypass-fionread      FIONREAD behind the bypass
 #   bypass-poll          epoll and poll wake up behind the bypass
 #   bypass-flow-control  how much the bypass queues for a peer that never reads
+#   sockhash-close-wait  does a SOCKHASH take a socket whose peer's FIN came
+#                        (the proxy's sockmap path relays such a pair itself)
+#   proxy-preinsert      bytes that came before the proxy inserted its
+#                        sockets: does SO_RCVLOWAT hand them to the verdict
 #   every-behaviour      each behaviour picked was detected (none went missing)
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 ALL_TESTS="preaccept-verdict fin-verdict map-removal-warning splice-receive
-	bypass-fionread bypass-poll bypass-flow-control every-behaviour"
+	bypass-fionread bypass-poll bypass-flow-control sockhash-close-wait proxy-preinsert
+	every-behaviour"
 select_cases "$@"
 
 EXPECT=$ECHOLAB_ROOT/tests/sockmap-kernels.txt
 INQ=$ECHOLAB_ROOT/tests/build/inq
+SOCKHASH_INSERT=$ECHOLAB_ROOT/tests/build/sockhash-insert
 SOCKREDIR=$ECHOLAB_ROOT/sockredir/sockredir
 KERNEL=$(uname -r)
 KV=$(cut -d. -f1,2 <<<"$KERNEL")
 BEHAVIOURS=(preaccept-verdict fin-verdict splice-receive bypass-fionread
-	bypass-poll bypass-flow-control map-removal-warning)
+	bypass-poll bypass-flow-control map-removal-warning sockhash-close-wait
+	proxy-preinsert)
 JUDGED=()
 trap 'stop_all; rm -f "${INQ_OUT:-}"; [[ -z ${FD:-} ]] || exec {FD}>&-' EXIT
 
@@ -272,6 +279,62 @@ test_bypass_flow_control() {
 	fi
 }
 
+# ---- the proxy's sockmap path (proxy/): what its process relies on ------
+
+# A SOCKHASH takes established (and listening) sockets only: an accepted
+# socket whose client has sent its FIN is in CLOSE_WAIT, and the proxy
+# relays such a pair in its process (insert_fallbacks). tests/build/
+# sockhash-insert tries both states with the bpf(2) call itself.
+test_sockhash_close_wait() {
+	local out
+	out=$(bounded 10 "$SOCKHASH_INSERT" 2>&1)
+	ok $? "sockhash-insert ran" || { diag "$out"; return 1; }
+	diag "sockhash-insert: $out"
+	is "$(field "$out" established)" ok "an established socket goes in"
+	case $(field "$out" close_wait) in
+	ok) judge sockhash-close-wait taken ;;
+	EOPNOTSUPP) judge sockhash-close-wait refused ;;
+	*) judge sockhash-close-wait "refused-$(field "$out" close_wait)" ;;
+	esac
+}
+
+# Bytes that reach the proxy's client socket before the proxy inserted it
+# wait in its receive queue, where the verdict does not look by itself
+# (preaccept-verdict: skipped). After inserting, the proxy sets
+# SO_RCVLOWAT, which makes TCP call the socket's data_ready: the kernel
+# then relays them (the process moved no byte), or the process has to
+# (its bytes_to_backend counts them), or they are stuck. With the proxy
+# stopped (SIGSTOP) the connection and its bytes wait before accept.
+test_proxy_preinsert() {
+	local pid reply="" out moved found
+	"$RUN" stop >/dev/null 2>&1
+	"$RUN" user --proxy sockmap >/dev/null 2>&1
+	ok $? "setup: run.sh user --proxy sockmap" || return 1
+	pid=$(state proxy.pid)
+	connect_stopped "$pid" proxy-preinsert || return 1
+	printf 'hello world' >&"$FD"
+	sleep 0.3
+	kill -CONT "$pid"
+	read -r -t 5 -N 11 -u "$FD" reply
+	exec {FD}>&-
+	FD=
+	# The proxy's counters, from its last words (run.sh stop).
+	out=$("$RUN" stop 2>&1)
+	ok $? "setup: run.sh stop" || diag "$out"
+	moved=$(field "$out" bytes_to_backend)
+	diag "proxy-preinsert: the echo came back as '$reply'; the proxy's process moved ${moved:-?} bytes to the backend; $(grep -o 'insert_fallbacks=[0-9]*' <<<"$out")"
+	if [[ $reply != 'hello world' ]]; then
+		found=stuck
+	elif [[ $moved == 0 ]]; then
+		found='kernel-relays'
+	elif [[ -n $moved ]]; then
+		found='process-relays'
+	else
+		found='no-counters'
+	fi
+	judge proxy-preinsert "$found"
+}
+
 # It provokes a WARN: where that panics, the machine would go down; on the
 # user's own kernel (not the guest's) it taints it, so there it runs only
 # when asked: SOCKMAP_WARN_OK=1 (how the 6.18 column was found).
@@ -302,10 +365,10 @@ test_every_behaviour() {
 	is "$(printf '%s\n' "${JUDGED[@]}" | grep . | sort | tr '\n' ' ')" \
 		"$(printf '%s\n' "${want[@]}" | grep . | sort | tr '\n' ' ')" \
 		"every behaviour picked detected on $KV"
-	diag "sockmap: ${#want[@]} of 7 behaviours to detect on $KERNEL"
+	diag "sockmap: ${#want[@]} of ${#BEHAVIOURS[@]} behaviours to detect on $KERNEL"
 }
 
-[[ -x $INQ && -x $PROBE && -x $SOCKREDIR ]] || {
+[[ -x $INQ && -x $PROBE && -x $SOCKREDIR && -x $SOCKHASH_INSERT ]] || {
 	echo "Bail out! build first: make all tests"
 	exit 1
 }
