@@ -348,6 +348,10 @@ server_start() {
 	done
 	[[ -n $relay || -z $backend_addr ]] ||
 		usage_error "--backend-addr: there is no relay in front of $server (--proxy PATH)"
+	# A relay's sockets are its own, not the server's: no other front
+	# (the bypass, in the server's cgroup) would see the clients' traffic.
+	[[ -z $relay || ${#fronts[@]} == 1 ]] ||
+		usage_error "${fronts[*]}: one front at a time (the $relay's sockets are not in the server's cgroup, so the others would carry nothing)"
 	# Where the server itself listens: behind a relay, on the next port.
 	sport=$port saddr=$addr
 	if [[ -n $relay ]]; then

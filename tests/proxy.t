@@ -228,6 +228,7 @@ test_usage() {
 	usage_refused run-no-path "--proxy needs a PATH" "$RUN" user --proxy
 	usage_refused run-bad-path "'bogus' is no path" "$RUN" user --proxy bogus
 	usage_refused run-with-bypass "goes with the user server only" "$RUN" ebpf --bypass --proxy copy
+	usage_refused run-two-fronts "one front at a time" "$RUN" user --bypass --proxy copy
 	usage_refused proxy-no-path "name a path" "$PROXY" --backend-port 1
 	usage_refused proxy-no-backend "name the backend" "$PROXY" --path copy
 	usage_refused proxy-bad-path "'x' is no path" "$PROXY" --path x --backend-port 1
