@@ -157,13 +157,23 @@ test_10000_clients() {
 # No descriptor leaks: 5 x 1000 x 10 connections opened and closed, then
 # as many descriptors open in the server as before.
 test_fd_leak() {
-	local fd0 i out
+	local fd0 i out raw timeout=()
 	uring_running
 	fd0=$(fds)
+	# Under the guest's TCG a busy host stalls it for seconds now and then.
+	# One request of 10,000 failed there (CI, 6.1, 2026-11-26) and the
+	# server counted one reset, which is how bench leaves a connection
+	# whose echo missed its 5 s. This checks descriptors, not time: 30 s
+	# in the guest, and a failure prints its status.
+	[[ ${ECHOLAB_WHERE:-} != vm ]] || timeout=(-T 30000)
+	raw=$(mktemp)
 	for i in 1 2 3 4 5; do
-		out=$(bounded 180 "$BENCH" -p "$SPARE_PORT" -t 1000 -r 10 -q -o /dev/null)
+		out=$(bounded 180 "$BENCH" -p "$SPARE_PORT" -t 1000 -r 10 "${timeout[@]}" -q -o "$raw")
 		is "$(field "$out" samples)/$(field "$out" failed)" 10000/0 "1000 x 10, run $i of 5: 10000 samples, 0 failed"
+		[[ $(field "$out" failed) == 0 ]] ||
+			awk -F'\t' '!/^#/ && $NF != "ok" { n[$NF]++ } END { for (s in n) printf "# failed: %d %s\n", n[s], s }' "$raw"
 	done
+	rm -f "$raw"
 	wait_until 5 fds_at_most "$fd0"
 	is "$(fds)" "$fd0" "as many descriptors open after 50,000 connections as before"
 	diag "fd-leak: $fd0 descriptors open before"
