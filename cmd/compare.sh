@@ -1149,10 +1149,19 @@ sizes_interrupted() {
 }
 
 # --summarize DIR: summary.md again from DIR's raw files and meta.txt
-# alone (after cmd/thin.sh, or a newer judge); nothing is run.
+# alone (after cmd/thin.sh, or a newer judge); nothing is run. A --sizes
+# directory: each size's comparison again, then the size table.
 compare_resummarize() {
-	local dir=${1:-} key f label line
+	local dir=${1:-} key f label line d
 	[[ -n $dir && -f $dir/meta.txt ]] || usage_error "--summarize needs a comparison's directory (one with meta.txt)"
+	if grep -q '^sizes=' "$dir/meta.txt"; then
+		for d in "${dir%/}"/size-*/; do
+			(compare_resummarize "${d%/}") || return 1
+		done
+		"$ROOT/cmd/sizes.sh" "${dir%/}" >"${dir%/}/summary.md" || return 1
+		echo "summary: ${dir%/}/summary.md (the size table)"
+		return
+	fi
 	OUT=${dir%/}
 	meta_of() { sed -n "s/^$1=//p" "$OUT/meta.txt" | head -n1; }
 	WHERE=$(meta_of place)

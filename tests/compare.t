@@ -23,7 +23,8 @@
 #                out, and the verdicts judge only those; demand.png drawn;
 #                --seed: the orders recorded, the same seed the same orders
 #   sizes        --sizes 64,4096 --rates 2000: a comparison per size, and
-#                a size table whose CPU per KiB is CPU per echo over KiB
+#                a size table whose CPU per KiB is CPU per echo over KiB;
+#                --summarize on that directory writes the same table again
 #   precision    --repeat 2-3: a loose --precision stops at MIN, an unmet
 #                one at MAX, and meta.txt and summary.md say why
 #   bypass       --bypass: user and user-bypass side by side, nothing
@@ -343,6 +344,13 @@ test_sizes() {
 	awk -F' [|] ' '{ split($4, c, " "); want = c[1] * 1024 / substr($1, 3)
 		if ($5 + 0 < want - 0.01 || $5 + 0 > want + 0.01) { print "bad: " $0; exit 1 } }' <<<"$rows"
 	ok $? "CPU per KiB is CPU per echo over the size in KiB"
+	# Judged again from the raw files alone: every size, then the table.
+	cp "$dir/summary.md" "$TMP/sizes-table.md"
+	out=$("$RUN" compare --summarize "$dir" 2>&1)
+	ok $? "compare --summarize on a --sizes directory exits 0" || diag "$out"
+	diff <(grep '^| ' "$TMP/sizes-table.md") <(grep '^| ' "$dir/summary.md") >/dev/null &&
+		[[ ! -e $dir/judged.txt ]]
+	ok $? "... and writes the same size table again, from each size's comparison"
 }
 
 # --repeat MIN-MAX: MIN runs, then one more at a time until every server's
