@@ -23,33 +23,39 @@ _tap_skipped=0
 plan() { echo "1..$1"; }
 
 # ok CONDITION-STATUS NAME: pass when the status is 0 (a number: an empty
-# or garbled status is a failure, never a pass).
+# or garbled status is a failure, never a pass). Returns 0 for a pass and
+# 1 for a failure, so that 'ok $? "setup" || return' ends a case whose
+# setup failed (is and like return theirs too). Until 2026-11-26 every
+# one returned 0, and such guards never fired.
 ok() {
 	local status=$1 name=$2
 	[[ -z $_case || $name == "$_case: "* || $name == "$_case/"* ]] || name="$_case: $name"
 	_tap_n=$((_tap_n + 1))
 	if [[ $status =~ ^[0-9]+$ && $status -eq 0 ]]; then
 		echo "ok $_tap_n - $name"
-	else
-		echo "not ok $_tap_n - $name"
-		_tap_failed=$((_tap_failed + 1))
+		return 0
 	fi
+	echo "not ok $_tap_n - $name"
+	_tap_failed=$((_tap_failed + 1))
+	return 1
 }
 
 # is GOT WANT NAME
 is() {
 	local got=$1 want=$2 name=$3
-	[[ $got == "$want" ]]
-	ok $? "$name"
-	[[ $got == "$want" ]] || diag "$name: got '$got', want '$want'"
+	[[ $got == "$want" ]] && { ok 0 "$name"; return; }
+	ok 1 "$name"
+	diag "$name: got '$got', want '$want'"
+	return 1
 }
 
 # like GOT REGEX NAME
 like() {
 	local got=$1 re=$2 name=$3
-	[[ $got =~ $re ]]
-	ok $? "$name"
-	[[ $got =~ $re ]] || diag "$name: '$got' does not match /$re/"
+	[[ $got =~ $re ]] && { ok 0 "$name"; return; }
+	ok 1 "$name"
+	diag "$name: '$got' does not match /$re/"
+	return 1
 }
 
 # ---- skips: only for platform facts the suite detects -----------------------

@@ -3,7 +3,8 @@
 # The suite's own helpers (tests/lib.sh, lib/common.sh's wait_until) and
 # its cases by name. No server, no root needed: the tools are fakes in a
 # directory of our own, the cases those of a scratch file. Cases:
-#   ok             a status that is not a number is a failure
+#   ok             a status that is not a number is a failure; ok, is and
+#                  like return 0 for a pass and 1 for a failure
 #   absent         a missing, failing or unreadable tool (bpftool, ss,
 #                  /proc) is "cannot tell", a failure; a match is found
 #   port-free      false when ss fails
@@ -94,6 +95,12 @@ test_ok() {
 	like "$(tap ok '' x)" '^not ok' "an empty status fails"
 	like "$(tap ok 'garbled' x)" '^not ok' "a non-numeric status fails"
 	like "$(tap ok 0 x)" '^ok 1 - x$' "status 0 passes"
+	# What each returns: 'ok $? "setup" || return' must stop at a failure.
+	# rc CMD...: CMD's status in a shell of its own (its counters not ours).
+	rc() { (_tap_n=0; _case=; "$@") >/dev/null 2>&1; echo $?; }
+	is "$(rc ok 0 x)/$(rc ok 1 x)/$(rc ok '' x)" 0/1/1 "ok returns 0 for a pass, 1 for a failure"
+	is "$(rc is a a x)/$(rc is a b x)" 0/1 "is returns its verdict too"
+	is "$(rc like abc '^a' x)/$(rc like abc '^b' x)" 0/1 "like returns its verdict too"
 }
 
 test_absent() {
