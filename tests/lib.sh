@@ -49,6 +49,14 @@ is() {
 	return 1
 }
 
+# failed_statuses RAW: '# failed: N STATUS' per status of bench's raw file
+# RAW that is not ok (nothing when every row is): what went wrong in a run
+# whose count of failures a case checks.
+# shellcheck disable=SC2016 # an awk program, not shell
+failed_statuses() {
+	awk -F'\t' '!/^#/ && $NF != "ok" { n[$NF]++ } END { for (s in n) printf "# failed: %d %s\n", n[s], s }' "$1"
+}
+
 # like GOT REGEX NAME
 like() {
 	local got=$1 re=$2 name=$3

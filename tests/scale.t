@@ -151,7 +151,7 @@ scale() {
 	wait "$load"
 	out=$(cat "$out"; rm -f "$out")
 	# What went wrong, when something did: the raw file's statuses.
-	awk -F'\t' '!/^#/ && $NF != "ok" { n[$NF]++ } END { for (s in n) printf "# failed: %d %s\n", n[s], s }' "$TMP/raw.tsv"
+	failed_statuses "$TMP/raw.tsv"
 	rm -f "$TMP/raw.tsv"
 	is "$(field "$out" failed)" 0 "$label: the $N connections' requests (one every $INTERVAL_S s each): 0 failed"
 	diag "$label: $(field "$out" samples) requests; the kernel counted: $(counters_since "$counters")"

@@ -169,9 +169,8 @@ test_fd_leak() {
 	raw=$(mktemp)
 	for i in 1 2 3 4 5; do
 		out=$(bounded 180 "$BENCH" -p "$SPARE_PORT" -t 1000 -r 10 "${timeout[@]}" -q -o "$raw")
-		is "$(field "$out" samples)/$(field "$out" failed)" 10000/0 "1000 x 10, run $i of 5: 10000 samples, 0 failed"
-		[[ $(field "$out" failed) == 0 ]] ||
-			awk -F'\t' '!/^#/ && $NF != "ok" { n[$NF]++ } END { for (s in n) printf "# failed: %d %s\n", n[s], s }' "$raw"
+		is "$(field "$out" samples)/$(field "$out" failed)" 10000/0 "1000 x 10, run $i of 5: 10000 samples, 0 failed" ||
+			failed_statuses "$raw"
 	done
 	rm -f "$raw"
 	wait_until 5 fds_at_most "$fd0"
