@@ -350,8 +350,9 @@ server_start() {
 		usage_error "--backend-addr: there is no relay in front of $server (--proxy PATH)"
 	# A relay's sockets are its own, not the server's: no other front
 	# (the bypass, in the server's cgroup) would see the clients' traffic.
-	[[ -z $relay || ${#fronts[@]} == 1 ]] ||
-		usage_error "${fronts[*]}: one front at a time (the $relay's sockets are not in the server's cgroup, so the others would carry nothing)"
+	if [[ -n $relay && ${#fronts[@]} -gt 1 ]]; then
+		usage_error "$(for f in "${fronts[@]}"; do server_get "$f" flag; done | paste -sd' ' | sed 's/ / and /g'): one front at a time (the $relay's sockets are not in the server's cgroup, so the others would carry nothing)"
+	fi
 	# Where the server itself listens: behind a relay, on the next port.
 	sport=$port saddr=$addr
 	if [[ -n $relay ]]; then
