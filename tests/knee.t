@@ -72,7 +72,7 @@ test_known() {
 	# reaches (0.5 s: this VM stalls for tens of ms now and then, and near
 	# capacity a stall takes long to drain): the search ends where the
 	# server falls 2% short of the rate it is offered.
-	bounded 600 "$RUN" knee --running --port "$PORT" --bound 500000 --from 250 --precision 1.5 --repeat 3 \
+	bounded 600 "$RUN" knee --running --port "$PORT" --bound 500000 --from 600 --precision 1.5 --repeat 3 \
 		--out "$dir/known" -- -c 1 -d 3 --warmup 1 --arrivals uniform --cpus 1 --server-cpus 0 \
 		>"$dir/known.out" 2>&1
 	ok $? "known: the search exits 0" || diag "$(tail -n 5 "$dir/known.out")"
