@@ -256,7 +256,7 @@ test_placement() {
 # four figures would often be declared different where none is.
 test_verdict() {
 	local out verdicts
-	out=$("$RUN" compare --servers user,user --repeat 7 -c 4 -R 2000 -d 2 --warmup 1 --out "$TMP/self" 2>&1)
+	out=$("$RUN" compare --servers user,user --repeat 7 -c 4 -R 2000 -d 1 --warmup 1 --out "$TMP/self" 2>&1)
 	ok $? "compare --servers user,user exits 0"
 	verdicts=$("$JUDGE" "$TMP"/self/*.tsv | grep '^judge .*label=user-again ' | grep -v 'ratio=- ')
 	is "$(wc -l <<<"$verdicts")" 4 "user-again judged on 4 figures, CPU per echo included"
@@ -280,7 +280,7 @@ achieved() {
 # The default: equal offered load at three rates from the capacities.
 test_equal() {
 	local dir=$TMP/equal out rc cap rates r f a o w judged kept left bad=0 n=0
-	out=$(bounded 600 "$RUN" compare --servers user,ebpf --workload load -c 10 -d 2 --repeat 3 --seed 7 \
+	out=$(bounded 600 "$RUN" compare --servers user,ebpf --workload load -c 10 -d 1 --repeat 3 --seed 7 \
 		--out "$dir" 2>&1)
 	rc=$?
 	is "$rc" 0 "compare --workload load exits 0"
