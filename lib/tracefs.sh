@@ -142,8 +142,17 @@ trace_stop() {
 # funclat_start FUNCTION...: ftrace/funclat timing them, into $tmp/funclat
 # (its messages: $tmp/funclat.err), once its probes are in place (-b
 # FUNCTION...: the bytes they return, by process).
+#
+# The messages of the funclat before it are emptied here, before the new
+# one starts: its own redirection truncates them only once its process
+# runs, and a wait that read the old 'function(s)' line meanwhile took a
+# funclat still loading its programs for one in place. Under TCG that
+# load takes seconds: copies.sh's next server was measured unprobed, and
+# its SIGTERM killed funclat before its handler was set (exit 143, no
+# message: 'funclat failed: ', vm-ftrace.t on 6.1, CI 2026-11-26).
 funclat_start() {
 	local i
+	: >"$tmp/funclat.err"
 	"$FUNCLAT" "$@" >"$tmp/funclat" 2>"$tmp/funclat.err" &
 	FUNCLAT_PID=$!
 	for ((i = 0; i < 100; i++)); do
@@ -155,9 +164,11 @@ funclat_start() {
 
 # funclat_stop: ends funclat; its table is complete in $tmp/funclat.
 funclat_stop() {
+	local rc=0
 	kill -TERM "$FUNCLAT_PID"
-	wait "$FUNCLAT_PID" || die "funclat failed: $(cat "$tmp/funclat.err")"
+	wait "$FUNCLAT_PID" || rc=$?
 	FUNCLAT_PID=
+	((rc == 0)) || die "funclat failed (exit $rc$( ((rc > 128)) && echo ", signal $((rc - 128))")): $(cat "$tmp/funclat.err")"
 }
 
 # bpf_stats_enable: kernel.bpf_stats_enabled on, until the EXIT trap puts
