@@ -147,9 +147,10 @@ trace_stop() {
 # one starts: its own redirection truncates them only once its process
 # runs, and a wait that read the old 'function(s)' line meanwhile took a
 # funclat still loading its programs for one in place. Under TCG that
-# load takes seconds: copies.sh's next server was measured unprobed, and
-# its SIGTERM killed funclat before its handler was set (exit 143, no
-# message: 'funclat failed: ', vm-ftrace.t on 6.1, CI 2026-11-26).
+# load takes seconds, and the SIGTERM that ends the count can kill
+# funclat before its handler is set: exit 143 and no message, which is
+# what copies.sh's 'funclat failed: ' in vm-ftrace.t on 6.1 looked like
+# (CI rehearsal, 2026-11-26). funclat_stop now names the status.
 funclat_start() {
 	local i
 	: >"$tmp/funclat.err"
