@@ -68,6 +68,10 @@
 
 #define FD_RESERVE	32		/* descriptors besides the sockets */
 #define TW_WARN		1000		/* TIME_WAIT sockets that skew a run */
+/* --window's messages out: per connection, and in all (a slot each, 24
+ * bytes: 100 MB at most). */
+#define WINDOW_DEPTH_MAX	65536u
+#define WINDOW_SLOTS_MAX	(4u << 20)
 
 const char *prog = "bench";
 
@@ -108,6 +112,12 @@ static const char usage_options[] =
 "                      of rate N/connections) or uniform (even gaps)\n"
 "      --seed N        the Poisson arrivals' seed (default: random; the raw\n"
 "                      file records it, so a run can be drawn again)\n"
+"      --window BYTES  a stream, echoed (netperf's TCP_STREAM, every byte\n"
+"                      checked): with --connections and no --rate, each\n"
+"                      connection keeps WINDOW / SIZE messages out (at least\n"
+"                      one), sending the next as each echo completes; the\n"
+"                      summary is followed by a 'stream' line: MiB/s echoed\n"
+"                      and the server's CPU per MiB\n"
 "  -s, --size BYTES    message size (default 64)\n"
 "  -H, --host ADDR     server address (default 127.0.0.1)\n"
 "  -p, --port N        server port (default " ECHOLAB_PORT_STR ")\n"
@@ -340,6 +350,9 @@ static bool parse_load_option(int c)
 	case 's':
 		cfg.size = parse_num("--size", optarg, 1, 1UL << 30);
 		break;
+	case 'w':
+		cfg.window = parse_num("--window", optarg, 1, 1UL << 30);
+		break;
 	default:
 		return false;
 	}
@@ -421,6 +434,28 @@ static bool parse_run_option(int c)
 	return true;
 }
 
+/* --window: the event engine's closed loop, in whole messages, and a
+ * ring of them per connection that stays a modest size. */
+static void check_window(void)
+{
+	size_t depth;
+
+	cfg.depth = 1;
+	if (!cfg.window)
+		return;
+	if (!cfg.connections)
+		usage_error("--window keeps bytes out on the event engine's connections: give --connections, e.g. -c 4 --window 1048576 -s 65536 -d 10");
+	if (cfg.rate)
+		usage_error("--window is a closed loop (the next message leaves as an echo completes): it takes no --rate");
+	depth = cfg.window / cfg.size ? cfg.window / cfg.size : 1;
+	if (depth > WINDOW_DEPTH_MAX ||
+	    depth * cfg.connections > WINDOW_SLOTS_MAX)
+		usage_error("--window %zu of %zu-byte messages is %zu messages out on each of %u connections; at most %u each and %u in all: give larger messages (--size) or fewer connections",
+			    cfg.window, cfg.size, depth, cfg.connections,
+			    WINDOW_DEPTH_MAX, WINDOW_SLOTS_MAX);
+	cfg.depth = (unsigned int)depth;
+}
+
 /* The event engine's options need it, and it needs a timed run. */
 static void check_event_args(void)
 {
@@ -437,6 +472,7 @@ static void check_event_args(void)
 	}
 	if ((given.arrivals || cfg.seed_given) && !cfg.rate)
 		usage_error("--arrivals and --seed need --rate: a closed loop has no arrivals to draw");
+	check_window();
 }
 
 /* Options that exclude or need each other; the run's shape from them. */
@@ -483,6 +519,7 @@ static void parse_args(int argc, char **argv)
 		{ "seed",     required_argument, NULL, 'e' },
 		{ "warmup",   required_argument, NULL, 'W' },
 		{ "size",     required_argument, NULL, 's' },
+		{ "window",   required_argument, NULL, 'w' },
 		{ "host",     required_argument, NULL, 'H' },
 		{ "port",     required_argument, NULL, 'p' },
 		{ "output",   required_argument, NULL, 'o' },
@@ -689,6 +726,8 @@ static void write_metadata(int fd, const struct rlimit *rl)
 	dprintf(fd, "# engine=%s\n# connections=%u\n",
 		cfg.connections ? "event" : "thread",
 		cfg.connections ? cfg.connections : cfg.threads);
+	if (cfg.window)
+		dprintf(fd, "# window=%zu\n# depth=%u\n", cfg.window, cfg.depth);
 	if (cfg.connections && cfg.rate)
 		dprintf(fd, "# arrivals=%s\n# seed=%llu\n",
 			cfg.poisson ? "poisson" : "uniform",
@@ -1261,10 +1300,22 @@ static void write_end_metadata(const struct bench *b)
 			(unsigned long long)b->load.unstamped);
 }
 
-/* The summary line on stdout, and its gist as the raw file's last line. */
+/* The summary line on stdout, and its gist as the raw file's last line;
+ * with --window, the stream's line after it: the echoed bytes a second
+ * (the rate of ok echoes times their size) and the server's CPU per MiB
+ * of them. */
 static void print_summary(struct bench *b)
 {
+	const struct summary *s = &b->sum;
+	double rate = s->elapsed_s > 0 ? (double)(s->n + s->extra_ok) / s->elapsed_s : 0;
+	double mib = (double)cfg.size / (1 << 20);
+
 	summary_print(&b->sum);
+	if (cfg.window)
+		printf("stream window=%zu depth=%u size=%zu mib_s=%.2f server_cpu_us_per_mib=%.1f\n",
+		       cfg.window, cfg.depth, cfg.size, rate * mib,
+		       s->server.echoes ?
+		       s->server.busy_s * 1e6 / (double)s->server.echoes / mib : NAN);
 	fflush(stdout);
 	dprintf(b->out_fd, "# summary label=%s samples=%llu ok=%zu failed=%llu\n",
 		cfg.label, (unsigned long long)b->samples, b->sum.n,

@@ -15,7 +15,9 @@
  * as a real client's independent requests are), up to RING_SLOTS per
  * connection; past that it waits for a slot, and its response time still
  * counts from when it was due. Without --rate every connection keeps one
- * message out and sends the next when its echo is back (closed loop).
+ * message out and sends the next when its echo is back (closed loop), or,
+ * with --window, cfg.depth of them: a stream, echoed, whose every message
+ * is still matched and timed.
  *
  * A TCP echo returns the bytes in the order they were sent, so a
  * connection's echoes are matched to its messages in order, byte for byte.
@@ -49,7 +51,7 @@
 #define SYS_epoll_pwait2 441
 #endif
 
-#define RING_SLOTS	32		/* messages out or due per connection */
+#define RING_SLOTS	32		/* open loop: messages out or due per connection */
 #define EVENTS		256		/* epoll events per wait */
 #define RETRY_NS	(10 * 1000000ull)	/* reconnect after a failure */
 #define SCAN_NS		(20 * 1000000ull)	/* timeout checks, at most */
@@ -71,7 +73,8 @@ struct conn {
 	unsigned int heap_pos;		/* open loop: index in the timer heap */
 	unsigned int head, count, nsent;	/* ring: count queued, nsent sent */
 	size_t send_off, recv_off;	/* within ring[head + nsent], ring[head] */
-	struct slot ring[RING_SLOTS];
+	unsigned int slots;		/* the ring's size */
+	struct slot *ring;
 };
 
 struct engine {
@@ -79,6 +82,7 @@ struct engine {
 	int ep;
 	struct conn *conns;
 	unsigned int nconns;
+	struct slot *rings;		/* every connection's ring, one block */
 	struct conn **heap;		/* open loop: conns by next_due */
 	unsigned int nheap;
 	uint64_t rng;
@@ -162,7 +166,7 @@ static void heap_pop(struct engine *e)
 
 static struct slot *slot_at(struct conn *c, unsigned int i)
 {
-	return &c->ring[(c->head + i) % RING_SLOTS];
+	return &c->ring[(c->head + i) % c->slots];
 }
 
 static void build_header(const struct conn *c, const struct slot *s,
@@ -194,7 +198,7 @@ static void record_head(struct engine *e, struct conn *c,
 	record_sample(&e->w->rec, c->id, c->round,
 		      c->first_recorded ? NO_TIME : c->connect_ns, t, st);
 	c->first_recorded = true;
-	c->head = (c->head + 1) % RING_SLOTS;
+	c->head = (c->head + 1) % c->slots;
 	c->count--;
 	if (c->nsent)
 		c->nsent--;
@@ -335,7 +339,7 @@ static void conn_send(struct engine *e, struct conn *c)
  * arrivals are over. */
 static void schedule_arrival(struct engine *e, struct conn *c)
 {
-	c->paused = c->count == RING_SLOTS;
+	c->paused = c->count == c->slots;
 	if (!c->paused && c->next_due < cfg.deadline_ns)
 		heap_push(e, c);
 }
@@ -468,7 +472,7 @@ static void conn_connected(struct engine *e, struct conn *c)
 	}
 	c->connect_ns = now_ns() - c->connect_t0;
 	c->connecting = false;
-	if (!cfg.rate && !c->count && now_ns() < cfg.deadline_ns)
+	while (!cfg.rate && c->count < cfg.depth && now_ns() < cfg.deadline_ns)
 		queue_now(c);
 	conn_send(e, c);
 }
@@ -495,8 +499,8 @@ static void take_arrivals(struct engine *e, uint64_t now)
 		s->sent = NO_TIME;
 		s->message = c->next_message++;
 		c->next_due += next_gap(e);
-		if (c->count == RING_SLOTS || c->next_due >= cfg.deadline_ns) {
-			c->paused = c->count == RING_SLOTS;
+		if (c->count == c->slots || c->next_due >= cfg.deadline_ns) {
+			c->paused = c->count == c->slots;
 			heap_pop(e);
 		} else {
 			heap_down(e, 0);
@@ -591,6 +595,8 @@ void event_run(struct worker *w)
 		.pwait2 = true,
 		.buf_size = RECVBUF_MAX,
 	};
+	/* Open loop: room for arrivals that wait; closed: the window. */
+	unsigned int slots = cfg.rate ? RING_SLOTS : cfg.depth;
 	uint64_t now, next_scan = 0, hard_end;
 
 	pin_thread(w->id);
@@ -600,8 +606,10 @@ void event_run(struct worker *w)
 	e.ep = epoll_create1(EPOLL_CLOEXEC);
 	e.conns = calloc(e.nconns ? e.nconns : 1, sizeof(*e.conns));
 	e.heap = calloc(e.nconns ? e.nconns : 1, sizeof(*e.heap));
+	e.rings = calloc((e.nconns ? e.nconns : 1) * (size_t)slots,
+			 sizeof(*e.rings));
 	e.buf = malloc(e.buf_size);
-	if (e.ep < 0 || !e.conns || !e.heap || !e.buf) {
+	if (e.ep < 0 || !e.conns || !e.heap || !e.rings || !e.buf) {
 		w->setup_errno = e.ep < 0 ? errno : ENOMEM;
 		goto out;
 	}
@@ -615,6 +623,8 @@ void event_run(struct worker *w)
 
 		c->id = lo + i;
 		c->fd = -1;
+		c->slots = slots;
+		c->ring = e.rings + (size_t)i * slots;
 		if (cfg.rate) {
 			/* Uniform: staggered by 1/R; Poisson: memoryless,
 			 * so the first gap is one like any other. */
@@ -676,5 +686,6 @@ out:
 		close(e.ep);
 	free(e.conns);
 	free(e.heap);
+	free(e.rings);
 	free(e.buf);
 }

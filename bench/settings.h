@@ -36,6 +36,7 @@ struct settings {
 	unsigned int warmup;		/* seconds before them, not measured */
 	unsigned int rate;		/* messages/s in total; 0 = closed loop */
 	unsigned int connections;	/* event engine (event.c); 0 = a thread each */
+	size_t window;			/* --window: bytes kept out per connection; 0: none */
 	bool poisson;			/* --arrivals: Poisson, else uniform */
 	uint64_t seed;			/* of the Poisson arrivals */
 	bool seed_given;		/* --seed; else a random one */
@@ -56,6 +57,7 @@ struct settings {
 	socklen_t server_addrlen;
 	unsigned char *body;		/* shared, read-only message body */
 	size_t hdr_len;			/* min(size, sizeof(struct msg_header)) */
+	unsigned int depth;		/* closed loop: messages out per connection */
 	uint64_t start_ns;		/* the gate opened, CLOCK_MONOTONIC */
 	uint64_t measure_ns;		/* the warm-up ends: start_ns without one */
 	uint64_t deadline_ns;		/* --duration mode */

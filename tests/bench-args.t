@@ -12,6 +12,7 @@
 #   server-cpus-missing-value connections-without-duration
 #   connections-with-messages more-threads-than-connections bad-arrivals
 #   arrivals-without-rate seed-without-connections rate-over-connections
+#   window-without-connections window-with-rate window-too-deep
 #   help                  --help: exit 0, every flag listed
 #   too-many-threads      -t 500 under ulimit -n 100: refused, names the limit
 #   too-many-connections  -c 500 under ulimit -n 100: refused, names the flag
@@ -27,6 +28,7 @@ ALL_TESTS="unknown-flag zero-threads not-a-number negative-rounds missing-value
 	connections-without-duration connections-with-messages
 	more-threads-than-connections bad-arrivals arrivals-without-rate
 	seed-without-connections rate-over-connections
+	window-without-connections window-with-rate window-too-deep
 	help too-many-threads too-many-connections refused"
 select_cases "$@"
 
@@ -68,6 +70,9 @@ test_bad_arrivals() { expect_usage "--arrivals: 'bursty' is not poisson or unifo
 test_arrivals_without_rate() { expect_usage "--arrivals and --seed need --rate" -c 10 -d 1 --arrivals uniform; }
 test_seed_without_connections() { expect_usage "--arrivals and --seed shape the event engine" -t 10 -d 1 -R 100 --seed 3; }
 test_rate_over_connections() { expect_usage "--rate 3000000 over 2 connections" -c 2 -d 1 -R 3000000; }
+test_window_without_connections() { expect_usage "--window keeps bytes out on the event engine's connections" --window 65536 -t 1 -d 1; }
+test_window_with_rate() { expect_usage "--window is a closed loop" -c 2 -d 1 -R 100 --window 65536; }
+test_window_too_deep() { expect_usage "--window 1048576 of 1-byte messages is 1048576 messages out" -c 8 -d 1 -s 1 --window 1048576; }
 
 test_help() {
 	local out

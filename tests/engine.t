@@ -16,20 +16,32 @@
 #   stall              a 310 ms SIGSTOP shows in the open loop's p99.9
 #   killed             a server killed mid-run: failures, exit 1, in bound
 #   nothing-listening  no server: exit 1, the samples say refused
+#   stream-window      --window against a sink (tests/spin-echo sink: it
+#                      reads, never echoes): each connection sends its
+#                      window in whole messages, at least one, no byte more
+#   stream             --window 4 MiB of 1 MiB messages through user: every
+#                      echo whole and exact, the raw file's window= and
+#                      depth=, the stream line's MiB/s and CPU per MiB
+#   stream-wrong       one flipped byte in each connection's echo: exit 1,
+#                      the message that holds it a mismatch, those before ok
+#   stream-short       an echo that stops short (EOF): exit 1, the message
+#                      cut short failed, the one before ok
 # The cases that need a server start a user server when none runs (the
 # result 'user started', in the case that started it) and share it.
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 ALL_TESTS="closed 1MiB-messages rate poisson uniform seed stall killed
-	nothing-listening"
+	nothing-listening stream-window stream stream-wrong stream-short"
 select_cases "$@"
 root_or_bail_out
 
 runs=$(mktemp -d)
 export ECHOLAB_RUNS_DIR=$runs
 # shellcheck disable=SC2317 # the EXIT trap
+spin_pid=
 cleanup() {
+	[[ -z $spin_pid ]] || kill "$spin_pid" 2>/dev/null
 	stop_all
 	rm -rf "$runs"
 }
@@ -222,6 +234,106 @@ test_nothing_listening() {
 	is "$?" 1 "exit 1"
 	is "$(awk -F'\t' '!/^#/ { print $NF }' "$runs/none.tsv" | sort -u | head -n1)" refused \
 		"the samples say refused"
+}
+
+# ---- a stream, echoed (--window) ------------------------------------------------------
+
+# spin_start FAULT...: tests/spin-echo on the spare port with FAULT (sink,
+# flip OFFSET, short BYTES), its output in $runs/spin.out; false when it
+# did not come up.
+spin_start() {
+	"$ECHOLAB_ROOT/tests/build/spin-echo" "$SPARE_PORT" 64 0 "$@" >"$runs/spin.out" &
+	spin_pid=$!
+	wait_until 5 grep -q ready "$runs/spin.out" && return 0
+	ok 1 "spin-echo $* answers"
+	spin_stop
+	return 1
+}
+
+spin_stop() {
+	[[ -n $spin_pid ]] || return 0
+	kill "$spin_pid" 2>/dev/null
+	wait "$spin_pid" 2>/dev/null
+	spin_pid=
+}
+
+# window_sent WINDOW SIZE: bench keeps WINDOW of SIZE-byte messages out on
+# 4 connections to a sink; prints the bytes the sink read from each.
+window_sent() {
+	bounded 30 "$BENCH" -p "$SPARE_PORT" -c 4 --window "$1" -s "$2" -d 1 -T 1000 -q 		-o "$runs/window.tsv" >/dev/null 2>&1
+	sleep 0.2	# the sink prints as it sees each close
+	sed -n 's/^closed bytes=//p' "$runs/spin.out" | sort -n | tr '\n' ' '
+}
+
+test_stream_window() {
+	local got
+	stop_all
+	spin_start sink || return
+	# 100,000 bytes of 16 KiB messages: 6 whole ones, 98,304 bytes, each
+	# connection; nothing comes back, so nothing more may leave.
+	got=$(window_sent 100000 16384)
+	is "$got" "98304 98304 98304 98304 " "a 100,000-byte window of 16 KiB messages: 6 each, no byte more"
+	spin_stop
+	spin_start sink || return
+	got=$(window_sent 1000 4096)
+	is "$got" "4096 4096 4096 4096 " "a window under one message: one message each"
+	is "$(sed -n 's/^# window=//p; s/^# depth=//p' "$runs/window.tsv" | tr '\n' ' ')" "1000 1 " \
+		"the raw file says window=1000, depth=1"
+	spin_stop
+}
+
+test_stream() {
+	local out line raw=$runs/stream.tsv
+	user_running
+	out=$(bounded 60 "$BENCH" -p "$PORT" -c 2 --window 4194304 -s 1048576 -d 2 -o "$raw" 2>/dev/null)
+	ok $? "stream: 4 MiB windows of 1 MiB messages on 2 connections through user: exit 0"
+	(($(field "$out" ok) >= 8 && $(field "$out" failed) == 0))
+	ok $? "stream: every echo whole and exact, at least two windows' worth"
+	is "$(sed -n 's/^# window=//p; s/^# depth=//p' "$raw" | tr '\n' ' ')" "4194304 4 " \
+		"stream: the raw file says window=4194304, depth=4"
+	line=$(grep '^stream ' <<<"$out")
+	awk -v l="$line" -v rps="$(field "$out" rps)" -v cpu="$(field "$out" server_cpu_us_per_echo)" 'BEGIN {
+		n = split(l, f, " "); for (i = 2; i <= n; i++) { split(f[i], kv, "="); m[kv[1]] = kv[2] }
+		exit !(m["depth"] == 4 && m["size"] == 1048576 && m["mib_s"] > 0 &&
+			(m["mib_s"] - rps) ^ 2 < (0.01 * rps + 1) ^ 2 &&
+			(m["server_cpu_us_per_mib"] - cpu) ^ 2 < (0.01 * cpu + 0.1) ^ 2)
+	}'
+	ok $? "stream: its line gives MiB/s (= req/s at 1 MiB) and CPU per MiB (= per echo)"
+	diag "stream: $line; $(field "$out" ok) echoes, failed $(field "$out" failed)"
+}
+
+test_stream_wrong() {
+	local out status mismatches
+	stop_all
+	spin_start flip 200000 || return
+	out=$(bounded 30 "$BENCH" -p "$SPARE_PORT" -c 1 --window 262144 -s 65536 -d 1 -T 1000 -q \
+		-o "$runs/wrong.tsv" 2>/dev/null)
+	status=$?
+	spin_stop
+	is "$status" 1 "stream-wrong: one flipped byte: exit 1"
+	# Byte 200,000 is in the fourth message (196,608-262,143): on each
+	# connection (bench opens another after a failure) three messages
+	# ok, then that one a mismatch.
+	mismatches=$(awk -F'\t' '!/^#/ && $NF == "mismatch"' "$runs/wrong.tsv" | wc -l)
+	((mismatches >= 1 && $(field "$out" ok) == 3 * mismatches))
+	ok $? "stream-wrong: each connection's fourth message a mismatch, the three before ok"
+	diag "stream-wrong: ok $(field "$out" ok), failed $(field "$out" failed); $(failed_statuses "$runs/wrong.tsv" | tr '\n' ' ')"
+}
+
+test_stream_short() {
+	local out status cut
+	stop_all
+	spin_start short 100000 || return
+	out=$(bounded 30 "$BENCH" -p "$SPARE_PORT" -c 1 --window 262144 -s 65536 -d 1 -T 1000 -q \
+		-o "$runs/short.tsv" 2>/dev/null)
+	status=$?
+	spin_stop
+	is "$status" 1 "stream-short: an echo that ends at 100,000 bytes: exit 1"
+	# On each connection the first message whole, the second cut short.
+	cut=$(awk -F'\t' '!/^#/ && $NF == "eof"' "$runs/short.tsv" | wc -l)
+	((cut >= 1 && $(field "$out" ok) == cut))
+	ok $? "stream-short: each connection's first message ok, the second failed at EOF"
+	diag "stream-short: ok $(field "$out" ok), failed $(field "$out" failed); $(failed_statuses "$runs/short.tsv" | tr '\n' ' ')"
 }
 
 run_tests

@@ -3,9 +3,18 @@
  * spin-echo - an echo server with a known cost: it burns SPIN_US
  * microseconds of its own CPU time for every SIZE bytes it echoes, so
  * that bench's CPU per echo can be checked against a figure known in
- * advance (tests/window.t's cpu-known case).
+ * advance (tests/window.t's cpu-known case); or, with a FAULT, an echo
+ * that goes wrong in one known way (tests/stream.t):
  *
- *   spin-echo PORT SIZE SPIN_US
+ *   spin-echo PORT SIZE SPIN_US [sink | flip OFFSET | short BYTES]
+ *
+ *   sink          reads and never writes; when a connection closes it
+ *                 prints "closed bytes=N", N the bytes it read from it
+ *   flip OFFSET   echoes, but the byte at OFFSET of each connection's
+ *                 stream comes back with its low bit flipped
+ *   short BYTES   echoes the first BYTES of each connection, then ends
+ *                 its side (shutdown for writing: the client reads EOF)
+ *                 and reads on, discarding
  *
  * Listens on 127.0.0.1:PORT, one thread, epoll over every connection.
  * For each read it spins, on CLOCK_THREAD_CPUTIME_ID, SPIN_US for every
@@ -18,6 +27,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +41,11 @@
 #define BUF_BYTES	65536
 
 static long pending[MAX_CONNS];	/* bytes read toward the next spin, per fd */
+static long long seen[MAX_CONNS];	/* bytes read from each fd before this read */
+
+enum fault { NONE, SINK, FLIP, SHORT };
+static enum fault fault;
+static long long fault_at;		/* flip's OFFSET, short's BYTES */
 
 static long thread_ns(void)
 {
@@ -66,15 +81,28 @@ static int listen_on(int port)
 	return fd;
 }
 
-/* Echoes what fd holds, spinning per whole message; 0, or -1 when the
- * connection is done. */
+/* Echoes what fd holds, spinning per whole message (or does the fault);
+ * 0, or -1 when the connection is done. */
 static int echo(int fd, long size, long spin_us)
 {
 	static char buf[BUF_BYTES];
 	ssize_t n = read(fd, buf, sizeof(buf)), off = 0, w;
+	long long from = seen[fd];
 
-	if (n <= 0)
+	if (n <= 0) {
+		if (fault == SINK) {
+			printf("closed bytes=%lld\n", seen[fd]);
+			fflush(stdout);
+		}
 		return -1;
+	}
+	seen[fd] += n;
+	if (fault == SINK || (fault == SHORT && from >= fault_at))
+		return 0;
+	if (fault == FLIP && fault_at >= from && fault_at < from + n)
+		buf[fault_at - from] ^= 1;
+	if (fault == SHORT && from + n >= fault_at)
+		n = (ssize_t)(fault_at - from);
 	pending[fd] += n;
 	for (; pending[fd] >= size; pending[fd] -= size)
 		spin(spin_us);
@@ -84,7 +112,26 @@ static int echo(int fd, long size, long spin_us)
 			return -1;
 		off += w;
 	}
+	if (fault == SHORT && seen[fd] >= fault_at)
+		shutdown(fd, SHUT_WR);
 	return 0;
+}
+
+/* The optional FAULT arguments; false when they are not one. */
+static bool parse_fault(int argc, char **argv)
+{
+	if (argc == 4)
+		return true;
+	if (argc == 5 && !strcmp(argv[4], "sink"))
+		fault = SINK;
+	else if (argc == 6 && !strcmp(argv[4], "flip"))
+		fault = FLIP;
+	else if (argc == 6 && !strcmp(argv[4], "short"))
+		fault = SHORT;
+	else
+		return false;
+	fault_at = argc == 6 ? atoll(argv[5]) : 0;
+	return fault == SINK || fault_at > 0;
 }
 
 int main(int argc, char **argv)
@@ -93,9 +140,10 @@ int main(int argc, char **argv)
 	long size, spin_us;
 	int port, lfd, ep, i, n;
 
-	if (argc != 4 || (port = atoi(argv[1])) <= 0 ||
-	    (size = atol(argv[2])) <= 0 || (spin_us = atol(argv[3])) < 0) {
-		fprintf(stderr, "usage: spin-echo PORT SIZE SPIN_US\n");
+	if (argc < 4 || (port = atoi(argv[1])) <= 0 ||
+	    (size = atol(argv[2])) <= 0 || (spin_us = atol(argv[3])) < 0 ||
+	    !parse_fault(argc, argv)) {
+		fprintf(stderr, "usage: spin-echo PORT SIZE SPIN_US [sink | flip OFFSET | short BYTES]\n");
 		return 2;
 	}
 	lfd = listen_on(port);
@@ -122,6 +170,7 @@ int main(int argc, char **argv)
 					continue;
 				}
 				pending[c] = 0;
+				seen[c] = 0;
 				ev.events = EPOLLIN;
 				ev.data.fd = c;
 				epoll_ctl(ep, EPOLL_CTL_ADD, c, &ev);
