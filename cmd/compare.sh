@@ -46,7 +46,11 @@ declare -A WORKLOADS=(
 	[busy]="-t 50 -d 5 --warmup 1"
 	[pingpong]="-t 1 -d 20 --warmup 1"
 	[connect]="-t 1000 -d 5 -m 1 --warmup 1"
+	[stream]="-c 4 --window 1048576 -d 5 --warmup 1"
 )
+# stream's messages unless --size or --sizes say otherwise: a 1 MiB window
+# of them on each connection (netperf's TCP_STREAM, echoed).
+STREAM_SIZE=65536
 DEFAULT_WORKLOAD=load
 # The equal loads, as fractions of the lowest capacity among the servers:
 # every server carries each, and the client sends each with room to spare.
@@ -96,7 +100,7 @@ NETNS_UP=
 compare_usage() {
 	cat <<EOF
 Usage: sudo ./run.sh compare [--loopback | --vm] [--netem SPEC] [--bypass | --proxy PATH,...]
-                             [--workload load|load1000|busy|pingpong|connect | --curve [--bound US] [--points F,..]]
+                             [--workload load|load1000|busy|pingpong|connect|stream | --curve [--bound US] [--points F,..]]
                              [--rates R,...] [--sizes S,...] [--seed N]
                              [--repeat N | --repeat MIN-MAX] [--precision PCT]
                              [--servers LABEL,...] [--cpus auto | none | LIST]
@@ -146,10 +150,13 @@ What is measured:
                  req/s, never a CPU verdict): busy, 50 connections each
                  sending as fast as its echoes return; pingpong, one
                  connection; connect, 1000 clients, a new connection per
-                 request. Each runs a 1 s warm-up, not recorded, then 5
+                 request; stream, 4 connections each keeping a 1 MiB
+                 window of 64 KiB messages out (bench --window; --size or
+                 --sizes for others), MiB/s and CPU per MiB in
+                 summary.md. Each runs a 1 s warm-up, not recorded, then 5
                  measured seconds (bench --warmup 1 -d 5); pingpong 20, as
-                 one echo in flight varies more. load and load1000 take
-                 BENCH-ARGS after their own (--workload load -d 10)
+                 one echo in flight varies more. load, load1000 and stream
+                 take BENCH-ARGS after their own (--workload load -d 10)
   --rates R,..   the offered loads, msg/s in total (load, load1000, or
                  BENCH-ARGS with -c). Default: each server's capacity from
                  a closed-loop run first, then ${EQUAL_POINTS// /, } of the
@@ -346,9 +353,10 @@ compare_parse_args() {
 		WORKLOAD=curve
 		[[ $REPEAT_SET ]] || { REPEAT=3; REPEAT_MAX=3; }
 	fi
-	if [[ $WORKLOAD == load* ]]; then
-		# An equal-load workload takes bench arguments after its own
-		# (bench's last value of a flag wins): --workload load -d 2.
+	if [[ $WORKLOAD == load* || $WORKLOAD == stream ]]; then
+		# An equal-load workload, or the stream, takes bench arguments
+		# after its own (bench's last value of a flag wins): --workload
+		# load -d 2.
 		read -ra BENCH_ARGS <<<"${WORKLOADS[$WORKLOAD]} ${BENCH_ARGS[*]}"
 	elif ((${#BENCH_ARGS[@]})); then
 		[[ -z $WORKLOAD || $WORKLOAD == curve ]] ||
@@ -359,6 +367,7 @@ compare_parse_args() {
 		WORKLOAD=${WORKLOAD:-$DEFAULT_WORKLOAD}
 		read -ra BENCH_ARGS <<<"${WORKLOADS[$WORKLOAD]}"
 	fi
+	[[ $WORKLOAD != stream || -n $SIZE || ${#SIZES[@]} -gt 0 ]] || SIZE=$STREAM_SIZE
 	[[ -z $SIZE ]] || BENCH_ARGS+=(-s "$SIZE")
 	if ((${#SIZES[@]})); then
 		[[ -z $SIZE && $SWEEP_KEY != size ]] || usage_error "--sizes sweeps the size itself: drop --size and --sweep size="
@@ -970,6 +979,7 @@ write_summary() {
 				echo "bound, not comparable with the others' server-only figure."
 				echo
 			fi
+			[[ $WORKLOAD != stream ]] || stream_table "$v"
 			echo "### Response times (all runs pooled, for reference; the verdicts above judge)"
 			echo
 			echo "Server side: send -> the echo reached the client's kernel (arrival_us);"
@@ -1027,6 +1037,38 @@ repeat_text() {
 client_bound() {
 	"$JUDGE" --baseline "$(raw_cat "$1" | sed -n 's/^# label=//p' | head -n1)" "$@" 2>/dev/null |
 		sed -n 's/^judge .* figure=rps .* excluded=\([0-9]*\) .*/\1/p' | head -n1
+}
+
+# stream_table SWEEP-VALUE: the stream's bytes a second and CPU per MiB,
+# per server, from the pooled summary lines (a message is SIZE bytes, so
+# these are req/s and CPU per echo rescaled, and req/s's verdicts above
+# are theirs).
+stream_table() {
+	local s files=() size
+	echo "### The stream: MiB/s echoed, and CPU per MiB (all runs pooled)"
+	echo
+	echo "Each connection kept its window of messages out (bench --window): a"
+	echo "closed loop, each server at its own rate, so CPU per MiB is its cost at"
+	echo "that rate, not a verdict between servers (the req/s verdicts above are"
+	echo "the MiB/s ones: the same ratio)."
+	echo
+	echo "| server | runs | MiB/s | server CPU, us per MiB | client CPU, us per MiB |"
+	echo "|---|---|---|---|---|"
+	for s in "${MEASURED[@]}"; do
+		mapfile -t files < <(run_files "$s" "$1")
+		((${#files[@]})) || continue
+		size=$(raw_cat "${files[0]}" | sed -n 's/^# size=//p' | head -n 1)
+		"$SUMMARIZE" "${files[@]}" | awk -v s="$s" -v n="${#files[@]}" -v size="${size:-0}" '
+		{
+			for (i = 2; i <= NF; i++) { split($i, kv, "="); m[kv[1]] = kv[2] }
+			mib = size / 1048576
+			if (mib <= 0) exit
+			printf "| %s | %d | %.1f | %s | %s |\n", s, n, m["rps"] * mib,
+				m["server_cpu_us_per_echo"] == "nan" ? "-" : sprintf("%.0f", m["server_cpu_us_per_echo"] / mib),
+				m["client_cpu_us_per_echo"] == "nan" ? "-" : sprintf("%.0f", m["client_cpu_us_per_echo"] / mib)
+		}'
+	done
+	echo
 }
 
 # cpu_row LINE: CPU per echo by kind from a summary line.
