@@ -27,6 +27,12 @@
 #     module, interrupts taken and IPIs sent, other), the first its call
 #     chain names from the leaf up
 #     (ftrace/kinds.awk); the kinds sum to 100% of the busy samples;
+#   - parts, the kinds in three and the rest (sum 100% of the busy
+#     samples): handoff (interrupts and IPIs: how the packets reach
+#     and leave the CPU), tcp (TCP receive and send, and the copies in
+#     them), own-path (what the server's design chooses: system calls,
+#     epoll, io_uring, sockmap/psock and kworkers, the scheduler's
+#     wake-ups and sleeps, its own code), other;
 #   - by process, exclusive (the shares sum to 100%): the server's own
 #     threads, kworkers, ksoftirqd, idle (swapper: the idle loop and the
 #     interrupts taken in it), other;
@@ -180,6 +186,17 @@ analyse() {
 					n[order[i]] / n["total"] * k * 1e6 / rate
 			printf "%s\tbusy\tbusy (of all samples; the kinds split it)\t%.1f\t%.3f\n", s,
 				100 * busy / n["total"], busy / n["total"] * k * 1e6 / rate
+			# parts: the kinds in three, and other
+			np = split("handoff tcp own-path other", part, " ")
+			in_part["interrupts"] = "handoff"
+			in_part["tcp-receive"] = in_part["tcp-send"] = in_part["copies"] = "tcp"
+			in_part["syscall"] = in_part["epoll"] = in_part["io_uring"] = "own-path"
+			in_part["sockmap-kworkers"] = in_part["server-code"] = in_part["scheduler"] = "own-path"
+			for (i = 1; i <= m; i++)
+				p[order[i] in in_part ? in_part[order[i]] : "other"] += n[order[i]]
+			for (i = 1; i <= np; i++)
+				printf "%s\tpart\t%s\t%.1f\t%.3f\n", s, part[i], 100 * p[part[i]] / busy,
+					p[part[i]] / n["total"] * k * 1e6 / rate
 		}' "$tmp/$s.kinds" || die "refused: $s's CPUs were idle in every sample: no kinds to split"
 	# us per echo = share x CPUs x 1e6 / echoes a second
 	awk -v s="$s" -v bin="$bin" -v k="$ncpus" -v rate="$rate" '
@@ -282,7 +299,7 @@ main() {
 	make_tmp
 	{
 		echo "# kernel=$(uname -r) where=native placement=$( ((RUNNING)) && echo "run.sh's,loopback" || echo two-machine) bench=$LOAD sampled_s=$SECONDS_SAMPLED freq_hz=$FREQ method=perf-record-cpu-clock"
-		echo "# kind: exclusive shares of the busy samples (sum 100%; busy: of all samples); process: exclusive shares of the server's CPUs' samples (sum 100%); path: inclusive (a sample counts for every function on its stack: they overlap)"
+		echo "# kind: exclusive shares of the busy samples (sum 100%; busy: of all samples); part: the kinds grouped (handoff: interrupts; tcp: tcp-receive, tcp-send, copies; own-path: syscall, epoll, io_uring, sockmap-kworkers, scheduler, server-code; other); process: exclusive shares of the server's CPUs' samples (sum 100%); path: inclusive (a sample counts for every function on its stack: they overlap)"
 		printf 'server\tkind\twhat\tshare_pct\tus_per_echo\n'
 		if ((RUNNING)); then
 			record_running

@@ -208,6 +208,19 @@ test_profile() {
 		awk -v o="$(kind "$s" other)" 'BEGIN { exit !(o != "" && o < 35) }'
 		ok $? "profile/$s: under 35% of its busy samples left to other"
 		diag "profile/$s: other $(kind "$s" other)%"
+		# The parts regroup the kinds: four, summing to 100%, each the
+		# sum of its own kinds' shares (to their rounding).
+		awk -F'\t' -v s="$s" '$1 == s && $2 == "kind" { k[$3] = $4 } $1 == s && $2 == "part" { p[$3] = $4; n++; t += $4 }
+			END {
+				want["handoff"] = k["interrupts"]
+				want["tcp"] = k["tcp-receive"] + k["tcp-send"] + k["copies"]
+				want["own-path"] = k["syscall"] + k["epoll"] + k["io_uring"] + k["sockmap-kworkers"] + k["scheduler"] + k["server-code"]
+				want["other"] = k["other"]
+				if (n != 4 || t < 99.5 || t > 100.5) exit 1
+				for (w in want) if (!(w in p) || p[w] - want[w] > 0.35 || want[w] - p[w] > 0.35) exit 1
+			}' "$tsv" 2>/dev/null
+		ok $? "profile/$s: four parts (handoff, tcp, own-path, other), each its kinds' sum, 100% in all"
+		diag "profile/$s: parts $(awk -F'\t' -v s="$s" '$1 == s && $2 == "part" { printf "%s %s%% ", $3, $4 }' "$tsv" 2>/dev/null)"
 		grep -q '<svg' "$OUT/prof/$s-flame.svg" 2>/dev/null && grep -q 'tcp_' "$OUT/prof/$s-flame.svg"
 		ok $? "profile/$s: a flame graph, in SVG, with TCP's functions in it"
 	done
