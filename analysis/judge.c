@@ -43,7 +43,7 @@
 
 const char *prog = "judge";
 
-enum figure { P50, P99, RPS, CPU, NFIGURES };
+enum figure { P50, P99, RPS, MACHINE, CPU, NFIGURES };
 
 static const struct {
 	const char *name, *title, *unit, *fmt;
@@ -56,6 +56,8 @@ static const struct {
 		  "faster", "slower" },
 	[RPS] = { "rps", "req/s", "", "%.0f", false, true,
 		  "faster", "slower" },
+	[MACHINE] = { "machine", "machine CPU", " (us/echo)", "%.2f", true,
+		      false, "cheaper", "costlier" },
 	[CPU] = { "cpu", "CPU", " (us/echo)", "%.2f", true, false,
 		  "cheaper", "costlier" },
 };
@@ -69,6 +71,7 @@ struct run {
 	char scope[NAME_MAX_LEN];	/* cpu_scope: whose CPUs cpu counts */
 	size_t ok, narrival;
 	double rps, cpu;
+	double machine;			/* server's and client's CPUs together */
 	double p50_arrival, p99_arrival, p50_rtt, p99_rtt;
 };
 
@@ -122,7 +125,8 @@ static void usage(FILE *f)
 "\n"
 "Figures per run: p50 and p99 of arrival_us where every ok sample of every\n"
 "run has one, else of rtt_us (source= says which); rps, ok samples per\n"
-"second of window_s, else of elapsed_s; cpu, server_cpu_us_per_echo.\n"
+"second of window_s, else of elapsed_s; cpu, server_cpu_us_per_echo;\n"
+"machine, the server's and the client's CPU per echo together (below).\n"
 "Client-bound runs are left out of p50, p99 and rps (excluded=) and kept\n"
 "for cpu: bench's bottleneck=client, or, with server and client on CPUs of\n"
 "their own (cpu_scope=split), the client's busy %.0f%% of window_s or more\n"
@@ -143,8 +147,12 @@ static void usage(FILE *f)
 "[1 - T, 1 + T]; inconclusive when neither (too noisy to say); too few\n"
 "runs (fewer than %d on either side). cpu is not judged where the runs\n"
 "counted other CPUs than the baseline's (cpu_scope differs: 'all', every\n"
-"CPU, against 'split'), nor where the achieved rates differ by more than\n"
-"--rate-tolerance (closed-loop runs, each server at its own rate).\n"
+"CPU, against 'split'); machine is: the server's and the client's CPUs\n"
+"together (server_cpu_us_per_echo plus client_cpu_us_per_echo where they\n"
+"are apart, the server's alone where it counts every CPU, none where they\n"
+"share CPUs), in compare the whole machine. Neither is judged where the\n"
+"achieved rates differ by more than --rate-tolerance (closed-loop runs,\n"
+"each server at its own rate).\n"
 "\n"
 "Output, one line per server and figure, the baseline's first:\n"
 "judge label= figure= source= n= excluded= median= lo= hi= coverage= ratio=\n"
@@ -186,7 +194,7 @@ static int cpu_count(const char *list)
 static int read_run(const char *path, struct run *run)
 {
 	double elapsed = NAN, window = NAN, full_ok = NAN, ok;
-	double client_busy = NAN, server_busy = NAN;
+	double client_busy = NAN, server_busy = NAN, client_cpu = NAN;
 	int server_cpus = 1, client_cpus = 1;	/* how many each side had */
 	bool split = false;
 	char server[NAME_MAX_LEN] = "";
@@ -199,6 +207,7 @@ static int read_run(const char *path, struct run *run)
 	memset(run, 0, sizeof(*run));
 	run->path = path;
 	run->cpu = NAN;
+	run->machine = NAN;
 	if (raw_open(&r, path)) {
 		fprintf(stderr, "%s: cannot read '%s': %s\n", prog, path,
 			strerror(errno));
@@ -223,6 +232,8 @@ static int read_run(const char *path, struct run *run)
 				window = number(e.value);
 			else if (!strcmp(e.key, "server_cpu_us_per_echo"))
 				run->cpu = number(e.value);
+			else if (!strcmp(e.key, "client_cpu_us_per_echo"))
+				client_cpu = number(e.value);
 			else if (!strcmp(e.key, "bottleneck"))
 				run->client_bound |= !strcmp(e.value, "client");
 			else if (!strcmp(e.key, "client_busy_s"))
@@ -282,6 +293,14 @@ static int read_run(const char *path, struct run *run)
 	 * thinned file (results/thin.sh) keeps every Kth row and the run's
 	 * count of ok samples as full_ok: its percentiles come from the rows
 	 * kept, its rate from every sample. */
+	/* The server's and the client's CPUs together: apart (split), the
+	 * sum of the two; with the server's counted over every CPU (all),
+	 * that figure alone (the client's CPUs are among them); sharing
+	 * CPUs, not known (their time would count twice). */
+	if (split)
+		run->machine = run->cpu + client_cpu;
+	else if (!strcmp(run->scope, "all"))
+		run->machine = run->cpu;
 	run->window = window > 0;
 	ok = full_ok > 0 ? full_ok : (double)run->ok;
 	if (run->window)
@@ -308,6 +327,8 @@ static double run_figure(const struct run *run, enum figure f)
 		return by_arrival ? run->p99_arrival : run->p99_rtt;
 	case RPS:
 		return run->rps;
+	case MACHINE:
+		return run->machine;
 	default:
 		return run->cpu;
 	}
@@ -522,7 +543,7 @@ static int compare(struct group *g, const struct group *base, enum figure f)
 		fs->verdict = "too few runs";
 		return 0;
 	}
-	if (f == CPU && !equal_load(fs, g, base))
+	if ((f == CPU || f == MACHINE) && !equal_load(fs, g, base))
 		return 0;
 	if (!(bs->median > 0)) {
 		fs->verdict = "no ratio (the baseline's median is 0)";
@@ -655,6 +676,20 @@ static void print_coverages(const struct group *groups, size_t ngroups)
 	}
 }
 
+/* Whether the table has a column for f: machine CPU only where some run
+ * has it (files older than bench's client CPU figure do not). */
+static bool shown(const struct group *groups, size_t ngroups, enum figure f)
+{
+	size_t i;
+
+	if (f != MACHINE)
+		return true;
+	for (i = 0; i < ngroups; i++)
+		if (groups[i].fig[f].n)
+			return true;
+	return false;
+}
+
 static void print_markdown(const struct group *groups, size_t ngroups)
 {
 	char a[32], b[32], c[32];
@@ -687,7 +722,7 @@ static void print_markdown(const struct group *groups, size_t ngroups)
 	       "judged only where both servers ran at the same achieved rate\n"
 	       "(within %g%%): closed-loop runs, each server at its own rate,\n"
 	       "get \"not judged\"; and CPU counted over other CPUs than the\n"
-	       "baseline's (cpu_scope) is \"not comparable\". Client-bound runs\n"
+	       "baseline's (cpu_scope) is \"not comparable\"%s Client-bound runs\n"
 	       "(bench found the client to be the bottleneck, or the client's\n"
 	       "CPUs were busy %.0f%% of the window or more and the server's\n"
 	       "were not) are left out of latency and req/s, which measured\n"
@@ -696,16 +731,23 @@ static void print_markdown(const struct group *groups, size_t ngroups)
 	       "matches). Latency is %s.\n\n",
 	       groups[0].label, MIN_PAIRS, RESAMPLES, 100.0 * threshold,
 	       100.0 * threshold, MIN_RUNS, 100.0 * rate_tolerance,
+	       shown(groups, ngroups, MACHINE) ?
+	       ", while machine\nCPU, the server's and the client's CPUs together (in compare,\n"
+	       "the whole machine), compares any two, and is judged as CPU is." :
+	       ".",
 	       100 * CPU_SATURATED,
 	       by_arrival ? "server side (arrival_us)" :
 	       "client side (rtt_us): not every\necho was stamped by the kernel");
 	printf("| server | runs |");
 	for (f = 0; f < NFIGURES; f++)
-		printf(" %s%s | %s vs %s |", figures[f].title, figures[f].unit,
-		       figures[f].title, groups[0].label);
+		if (shown(groups, ngroups, (enum figure)f))
+			printf(" %s%s | %s vs %s |", figures[f].title,
+			       figures[f].unit, figures[f].title,
+			       groups[0].label);
 	printf("\n|---|---|");
 	for (f = 0; f < NFIGURES; f++)
-		printf("---|---|");
+		if (shown(groups, ngroups, (enum figure)f))
+			printf("---|---|");
 	printf("\n");
 	for (i = 0; i < ngroups; i++) {
 		const struct group *g = &groups[i];
@@ -717,6 +759,9 @@ static void print_markdown(const struct group *groups, size_t ngroups)
 		for (f = 0; f < NFIGURES; f++) {
 			const struct figure_stats *fs = &g->fig[f];
 			const char *ff = figures[f].fmt;
+
+			if (!shown(groups, ngroups, (enum figure)f))
+				continue;
 
 			if (fs->n)
 				printf(" %s [%s, %s] |",

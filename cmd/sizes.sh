@@ -5,14 +5,16 @@
 # verdicts it judged in judged.txt (analysis/judge's lines, each led by
 # the offered rate). Prints markdown: per size, offered load and server,
 # CPU per echo and per echoed KiB, p50 and p99, and the verdicts against
-# the baseline. Nothing is run.
+# the baseline (the machine's CPU per echo too: the server's and the
+# client's CPUs together, comparable whatever CPUs the server's figure
+# counts). Nothing is run.
 set -euo pipefail
 
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 prog_name sizes.sh
 
-usage() { sed -n '3,9p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//'; }
 
 main() {
 	local dir=${1:-} d size
@@ -31,10 +33,13 @@ main() {
 	echo "p99 (microseconds), each the median of the runs with its interval; the"
 	echo "ratios against the baseline with their intervals, coverage and verdicts"
 	echo "(analysis/judge: beyond 1 ± 3% a difference, within it equivalent, else"
-	echo "inconclusive; CPU is judged only at equal achieved rates)."
+	echo "inconclusive; CPU is judged only at equal achieved rates). Machine CPU"
+	echo "is the server's and the client's CPUs together (the whole machine):"
+	echo "comparable where the server's own figure is not (a server that runs on"
+	echo "any CPU, as kecho's unbound and kthread modes do)."
 	echo
-	echo "| size, B | offered, msg/s | server | CPU us/echo | CPU us/KiB | p50 us | p99 us | CPU vs baseline | p50 vs baseline |"
-	echo "|---|---|---|---|---|---|---|---|---|"
+	echo "| size, B | offered, msg/s | server | CPU us/echo | CPU us/KiB | p50 us | p99 us | CPU vs baseline | p50 vs baseline | machine CPU us/echo | machine CPU vs baseline |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|"
 	for d in "$dir"/size-*/; do
 		size=${d%/}
 		size=${size##*/size-}
@@ -70,12 +75,14 @@ main() {
 			}
 			if (m["figure"] == "p50") { p50[key] = iv(m); pvs[key] = vs(m) }
 			if (m["figure"] == "p99") p99[key] = iv(m)
+			if (m["figure"] == "machine") { mach[key] = iv(m); mvs[key] = vs(m) }
 		}
 		END {
 			for (i = 1; i <= n; i++) {
 				k = order[i]
-				printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", size, pt[i], lab[i],
-					cpu[k], kib[k], p50[k], p99[k], cvs[k], pvs[k]
+				printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", size, pt[i], lab[i],
+					cpu[k], kib[k], p50[k], p99[k], cvs[k], pvs[k],
+					(k in mach ? mach[k] : "-"), (k in mvs ? mvs[k] : "-")
 			}
 		}' "$d/judged.txt"
 	done

@@ -21,6 +21,9 @@
 #                      the line and the table
 #   cpu-scope          cpu_scope all against the baseline's split: CPU not
 #                      compared, latency still judged
+#   machine            the server's and the client's CPU per echo together:
+#                      work moved to the client's CPU is not cheaper there,
+#                      a server counted over every CPU is judged there
 #   threshold          --threshold 70: differences inside it not declared
 #   other-baseline     --baseline fast: user is slower than it
 #   reproducible       the same output twice, with or without another server
@@ -47,7 +50,7 @@ set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 ALL_TESTS="help same-distribution same-runs apart equal-load unequal-rates
-	coverage cpu-scope threshold
+	coverage cpu-scope machine threshold
 	other-baseline reproducible known-medians paired unpaired paired-twins
 	two-directories unpartnered client-bound too-few-runs no-cpu no-stamps
 	window server-name gzipped bad-input markdown agreement"
@@ -74,6 +77,8 @@ rnd() {
 # bottleneck=client; NOSTAMP=1 leaves arrival_us '-'; NOCPU=1 leaves out
 # server_cpu_us_per_echo; WINDOW=S adds window_s; SWEEP=V sweep_value;
 # BUSY="S C" the server's and the client's busy seconds on CPUs apart;
+# SCOPE=all: the server's CPU counted over every CPU; CLIENT_CPU=CENTI
+# the client's CPU per echo (exact, no noise);
 # SCALE=PERMILLE slows the whole machine by that much (1000: not at all).
 mkrun() {
 	local file=$1 label=$2 rep=$3 lat=$4 rps=$5 cpu=$6 i n=200 a arr
@@ -102,6 +107,8 @@ mkrun() {
 		printf '# elapsed_s=%d.%06d\n' $((n / rps)) $((n * 1000000 / rps % 1000000))
 		[[ -z ${WINDOW:-} ]] || printf '# window_s=%s\n' "$WINDOW"
 		[[ -z ${BUSY:-} ]] || printf '# cpu_scope=split\n# server_busy_s=%s\n# client_busy_s=%s\n' "${BUSY% *}" "${BUSY#* }"
+		[[ -z ${SCOPE:-} ]] || printf '# cpu_scope=%s\n' "$SCOPE"
+		[[ -z ${CLIENT_CPU:-} ]] || printf '# client_cpu_us_per_echo=%d.%02d\n' $((CLIENT_CPU / 100)) $((CLIENT_CPU % 100))
 		[[ -n ${NOCPU:-} ]] || printf '# server_cpu_us_per_echo=%d.%02d\n' $((cpu / 100)) $((cpu % 100))
 		printf '# bottleneck=%s\n' "${BOUND:-none}"
 	} >"$dir/$file"
@@ -329,6 +336,32 @@ test_cpu_scope() {
 	like "$(line "$out" slow cpu)" " ratio=- ratio_lo=- ratio_hi=- " \
 		"cpu_scope all against the baseline's split: no ratio either"
 	is "$(verdict "$out" slow p50)" slower "cpu_scope differs: latency still judged"
+}
+
+# The machine's CPU per echo, the server's and the client's CPUs together:
+# a server whose work moved to the client's CPU is cheaper on its own CPU
+# and not on the machine's; one counted over every CPU, not comparable on
+# CPU, is on the machine's. Files without the client's figure have no
+# machine column.
+test_machine() {
+	local out m
+	seed=41
+	NOISE=5 BUSY="1 1" CLIENT_CPU=2000 runs machine user 5 100 1000 1000
+	NOISE=5 BUSY="1 1" CLIENT_CPU=2300 runs machine moved 5 100 1000 700
+	NOISE=5 SCOPE=all CLIENT_CPU=2500 runs machine anywhere 5 100 1000 3000
+	out=$("$JUDGE" "$dir"/machine/*.tsv)
+	m=$(line "$out" user machine | sed 's/.* median=\([^ ]*\) .*/\1/')
+	awk -v m="$m" 'BEGIN { exit !(m >= 29.9 && m <= 30.1) }'
+	ok $? "machine: the server's CPU per echo plus the client's (10 + 20 us: $m)"
+	is "$(verdict "$out" moved cpu)" cheaper "machine: work moved to the client's CPU is cheaper on the server's"
+	is "$(verdict "$out" moved machine)" equivalent "... and equivalent on the machine's"
+	is "$(verdict "$out" anywhere cpu)" "not comparable (cpu_scope differs)" \
+		"machine: a server counted over every CPU is not comparable on CPU"
+	is "$(verdict "$out" anywhere machine)" equivalent "... and judged on the machine's (its own figure)"
+	apart_runs
+	out=$("$JUDGE" --markdown "$dir"/apart/*.tsv)
+	[[ $out != *"machine CPU"* && $out == *"CPU vs user"* ]]
+	ok $? "machine: no client figure in the files, no machine column"
 }
 
 test_threshold() {
