@@ -380,11 +380,15 @@ static bool conn_match(struct engine *e, struct conn *c, const unsigned char *p,
 {
 	while (n) {
 		struct msg_header h;
-		size_t k, off = c->recv_off;
+		size_t k, sent, off = c->recv_off;
 
-		if (!c->count || !c->nsent)
+		/* The head may still be going out (a message larger than
+		 * the socket takes at once): its echo starts before its
+		 * send ends, and may reach only as far as it has gone. */
+		sent = c->nsent ? cfg.size : c->send_off;
+		if (!c->count || off >= sent)
 			return false;	/* bytes nobody sent */
-		k = cfg.size - off < n ? cfg.size - off : n;
+		k = sent - off < n ? sent - off : n;
 		build_header(c, slot_at(c, 0), &h);
 		if (off < cfg.hdr_len) {
 			size_t m = cfg.hdr_len - off < k ? cfg.hdr_len - off : k;
