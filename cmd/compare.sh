@@ -918,7 +918,7 @@ verdict_files() {
 # summary.md: the verdicts first (analysis/judge over the per-run figures),
 # then CPU per echo by kind and the pooled response times for reference.
 write_summary() {
-	local f=$OUT/summary.md s v base files=() line
+	local f=$OUT/summary.md s v base files=() line anywhere
 	: >"$OUT/judged.txt"
 	base=user
 	[[ " ${MEASURED[*]} " == *" user "* ]] || base=${MEASURED[0]:-user}
@@ -973,10 +973,15 @@ write_summary() {
 				echo "| $s | $(cpu_row "$line") |"
 			done
 			echo
-			if [[ " ${MEASURED[*]} " == *" kecho-unbound "* ]]; then
-				echo "kecho-unbound's work items run on any CPU (an unbound workqueue), so its"
-				echo "CPU per echo counts every CPU, the client's included: it is an upper"
-				echo "bound, not comparable with the others' server-only figure."
+			anywhere=()
+			for s in "${MEASURED[@]}"; do
+				[[ $(variant_get "${s%-again}" cpu_scope) != all ]] || anywhere+=("$s")
+			done
+			if ((${#anywhere[@]})); then
+				echo "${anywhere[*]}: run on any CPU (kecho's unbound workqueue, its kthread"
+				echo "mode's threads), so their CPU per echo counts every CPU, the client's"
+				echo "included: not comparable with a server-only figure. The verdicts'"
+				echo "machine CPU (the server's and the client's CPUs together) compares them."
 				echo
 			fi
 			[[ $WORKLOAD != stream ]] || stream_table "$v"
