@@ -302,14 +302,22 @@ test_stream() {
 	diag "stream: $line; $(field "$out" ok) echoes, failed $(field "$out" failed)"
 }
 
-test_stream_wrong() {
-	local out status mismatches
+# fault_stream NAME FAULT ARG: bench keeps 256 KiB of 64 KiB messages out
+# on one connection to spin-echo FAULT ARG for a second; its summary line
+# in $out, its exit status in $status, its raw file $runs/NAME.tsv.
+fault_stream() {
+	out='' status=''
 	stop_all
-	spin_start flip 200000 || return
+	spin_start "$2" "$3" || return 1
 	out=$(bounded 30 "$BENCH" -p "$SPARE_PORT" -c 1 --window 262144 -s 65536 -d 1 -T 1000 -q \
-		-o "$runs/wrong.tsv" 2>/dev/null)
+		-o "$runs/$1.tsv" 2>/dev/null)
 	status=$?
 	spin_stop
+}
+
+test_stream_wrong() {
+	local out status mismatches
+	fault_stream wrong flip 200000 || return
 	is "$status" 1 "stream-wrong: one flipped byte: exit 1"
 	# Byte 200,000 is in the fourth message (196,608-262,143): on each
 	# connection (bench opens another after a failure) three messages
@@ -322,12 +330,7 @@ test_stream_wrong() {
 
 test_stream_short() {
 	local out status cut
-	stop_all
-	spin_start short 100000 || return
-	out=$(bounded 30 "$BENCH" -p "$SPARE_PORT" -c 1 --window 262144 -s 65536 -d 1 -T 1000 -q \
-		-o "$runs/short.tsv" 2>/dev/null)
-	status=$?
-	spin_stop
+	fault_stream short short 100000 || return
 	is "$status" 1 "stream-short: an echo that ends at 100,000 bytes: exit 1"
 	# On each connection the first message whole, the second cut short.
 	cut=$(awk -F'\t' '!/^#/ && $NF == "eof"' "$runs/short.tsv" | wc -l)
