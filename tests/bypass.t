@@ -400,7 +400,8 @@ test_cannot_attach() {
 	like "$out" "another instance serves this port.*sockredir exited before it attached" \
 		"says why"
 	[[ ! -e $STATE_DIR ]] && port_free "$PORT"
-	ok $? "no state left, port free"
+	ok $? "no state left, port free" ||
+		diag "cannot-attach: state dir: $(ls -A "$STATE_DIR" 2>&1 | tr '\n' ' '); listeners on $PORT: $(listeners "$PORT" 2>&1 | tr '\n' ' ')"
 	stop_bounded "$pid" 2>/dev/null
 	PIDS=()
 	"$RUN" user --bypass >/dev/null && "$RUN" stop >/dev/null
