@@ -401,7 +401,7 @@ test_cannot_attach() {
 		"says why"
 	[[ ! -e $STATE_DIR ]] && port_free "$PORT"
 	ok $? "no state left, port free" ||
-		diag "cannot-attach: state dir: $(ls -A "$STATE_DIR" 2>&1 | tr '\n' ' '); listeners on $PORT: $(listeners "$PORT" 2>&1 | tr '\n' ' ')"
+		diag "cannot-attach: state dir: $(find "$STATE_DIR" -mindepth 1 -maxdepth 1 -printf "%f " 2>&1); listeners on $PORT: $(listeners "$PORT" 2>&1 | tr '\n' ' ')"
 	stop_bounded "$pid" 2>/dev/null
 	PIDS=()
 	"$RUN" user --bypass >/dev/null && "$RUN" stop >/dev/null
