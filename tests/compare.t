@@ -285,13 +285,17 @@ test_placement() {
 # figure is judged (a saturated client's runs leave latency unjudged), CPU
 # per echo too (both at the same achieved rate). Seven pairs: [min, max]
 # of five pairs' ratios misses the true ratio 6.25% of the time, so one of
-# four figures would often be declared different where none is.
+# five figures would often be declared different where none is. Client
+# and server have CPUs of their own (split), so the machine's CPU per echo
+# (both sides') is judged beside the server's.
 test_verdict() {
 	local out verdicts
 	out=$("$RUN" compare --servers user,user --repeat 7 -c 4 -R 2000 -d 1 --warmup 1 --out "$TMP/self" 2>&1)
 	ok $? "compare --servers user,user exits 0"
 	verdicts=$("$JUDGE" "$TMP"/self/*.tsv | grep '^judge .*label=user-again ' | grep -v 'ratio=- ')
-	is "$(wc -l <<<"$verdicts")" 4 "user-again judged on 4 figures, CPU per echo included"
+	is "$(grep -o ' figure=[a-z0-9]*' <<<"$verdicts" | sort | tr -d '\n')" \
+		" figure=cpu figure=machine figure=p50 figure=p99 figure=rps" \
+		"user-again judged on 5 figures, server and machine CPU per echo included"
 	is "$(grep -Evc 'verdict=(equivalent|inconclusive)$' <<<"$verdicts")" 0 \
 		"user against itself: equivalent or inconclusive on every figure, never a difference"
 	[[ $(grep -Evc 'verdict=(equivalent|inconclusive)$' <<<"$verdicts") == 0 ]] || diag "$verdicts"
