@@ -18,6 +18,7 @@ usage() {
 	cat <<EOF
 Usage: sudo ./run.sh SERVER [--port N] [--addr ADDR] [--cpus LIST] [--bypass | --proxy PATH] [-- SERVER-ARGS...]
        sudo ./run.sh bench SERVER [--port N] [--addr ADDR] [--cpus LIST] [--bypass | --proxy PATH] [--out DIR] [BENCH-ARGS...]
+       sudo ./run.sh command [--port N] [--addr ADDR] [--cpus LIST] [--bypass] -- SERVER-COMMAND [ARGS...]
        sudo ./run.sh client COMMAND [ARGS...]
        sudo ./run.sh --vm [--kernel VERSION] SERVER [--port N] [BENCH-ARGS...]
        sudo ./run.sh compare [--loopback | --vm [--kernel VERSION]] [--netem SPEC] [--bypass] [--workload W] [--repeat N] [--servers L,...] [--sweep K=V,...] [--cpus auto|none|LIST] [BENCH-ARGS...]
@@ -32,6 +33,11 @@ Servers: ${SERVERS[*]} (declared in servers/)
   SERVER        stop any running server of the suite, start SERVER detached,
                 wait until an echo round trip succeeds, print its pid,
                 address and port
+  command       the same for any local server's command line: {port} and
+                {addr} in it become --port and --addr; it serves once it
+                listens (it need not echo). With --bypass, the bypass goes
+                in front of it: sudo ./run.sh command --bypass -- sockperf
+                server --tcp -i {addr} -p {port}
   bench SERVER  start SERVER, run bench/bench against it (default -t 1000
                 -r 10), print the summary and the raw file, stop SERVER;
                 with --bypass: user without and then with the bypass, side
@@ -72,7 +78,7 @@ Options:
                 (default): the first half of the CPUs, rounded up; all: no
                 placement. bench run by hand while a server placed so runs
                 takes the other CPUs itself, as 'run.sh bench' does
-  --bypass      user only: also start sockredir/sockredir, whose sk_msg
+  --bypass      user or command only: also start sockredir/sockredir, whose sk_msg
                 program moves the payload of local connections to the port
                 straight to the peer socket, around TCP/IP. Only processes
                 in its cgroup take the bypass: the server, and clients run

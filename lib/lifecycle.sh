@@ -84,7 +84,7 @@ ensure_built() {
 		fi
 	done
 	dir=$(server_get "$name" dir)
-	say "building $name and bench"
+	say "building ${dir:+$name and }bench"
 	make -C "$ECHOLAB_ROOT" --no-print-directory bench >/dev/null ||
 		die "building bench failed: run 'make bench' to see why"
 	[[ -z $dir ]] || make -C "$ECHOLAB_ROOT/$dir" --no-print-directory >/dev/null ||
@@ -106,11 +106,14 @@ default_start() {
 # start_detached ARGS...: the server's binary with ARGS, detached, in its
 # namespace and on its CPUs, its pid in the state (a start hook's work for
 # a binary with a command line of its own).
-start_detached() {
-	local bin enter=() place=()
+start_detached() { start_program "$(server_binary "$(state server)")" "$@"; }
+
+# start_program BIN ARGS...: the same for any program (run.sh command).
+start_program() {
+	local bin=$1 enter=() place=()
+	shift
 	[[ -z $_lc_netns ]] || enter=(nsenter --net="/run/netns/$_lc_netns")
 	[[ -z $(state server_cpus) ]] || place=(taskset -c "$(state server_cpus)")
-	bin=$(server_binary "$(state server)")
 	state_set exe "$bin"
 	# The server joins its fronts before it opens its listener: a socket
 	# belongs to the cgroup of the process that made it.
@@ -124,6 +127,9 @@ start_detached() {
 }
 
 default_running() { alive "$(state pid)" "$(state exe)"; }
+
+# default_ready PORT ADDR: it serves: an echo comes back (echo_ok).
+default_ready() { echo_ok "$@"; }
 
 default_stop() { terminate "$(state server)" "$(state pid)" "$(state exe)"; }
 
@@ -289,7 +295,7 @@ abandon_start() {
 # backend, on PORT + 1 at --backend-addr (default ADDR), in namespace NS
 # if given (compare's client namespace), the front staying in this one.
 server_start() {
-	local server=$1 port=$DEFAULT_PORT addr=$DEFAULT_ADDR cpus='' netns='' fronts=() f why pid='' i
+	local server=$1 port=$DEFAULT_PORT addr=$DEFAULT_ADDR cpus='' netns='' fronts=() f why pid='' i what
 	local relay='' backend_addr='' sport saddr
 	declare -A front_arg=()
 	shift
@@ -411,7 +417,7 @@ server_start() {
 	[[ $addr != 0.0.0.0 ]] ||
 		warn "warning: --addr 0.0.0.0: $server listens on every interface; any host that can reach this machine can connect"
 	if ! server_hook "$server" start "$sport" "$saddr" "$@" >>"$SERVER_LOG" 2>&1; then
-		dmesg_since "$(state dmesg.mark)" | grep -i "$server" >>"$SERVER_LOG"
+		dmesg_since "$(state dmesg.mark)" | grep -i "$server" >>"$SERVER_LOG" || true
 		sed 's/^/  | /' "$SERVER_LOG" >&2
 		abandon_start
 		die "$server did not start (its messages are above)"
@@ -425,7 +431,7 @@ server_start() {
 			server_stop quiet
 			die "$server exited before it served (its output is above)"
 		fi
-		if echo_ok "$port" "$addr"; then
+		if server_hook "$server" ready "$port" "$addr"; then
 			say "$server running: ${pid:+pid $pid, }address $saddr port $sport (log: $SERVER_LOG)"
 			for f in "${fronts[@]}"; do server_hook "$f" started "$port"; done
 			return 0
@@ -433,7 +439,9 @@ server_start() {
 		sleep 0.1
 	done
 	server_stop quiet
-	die "$server did not answer an echo on $(reach_addr "$addr") port $port${relay:+ (through the $relay)} within ${READY_TIMEOUT_S}s; its log was $SERVER_LOG"
+	what="answer an echo"
+	! declare -F "${server}_ready" >/dev/null || what="serve (its ready hook)"
+	die "$server did not $what on $(reach_addr "$addr") port $port${relay:+ (through the $relay)} within ${READY_TIMEOUT_S}s; its log was $SERVER_LOG"
 }
 
 # Stops the running server's fronts, last started first.
@@ -451,9 +459,11 @@ server_stop() {
 	local quiet=${1:-} server pid port sport gone_before='' bad
 	server=$(state server)
 	_lc_netns=$(state netns)
-	if [[ -z $server ]]; then
-		# A start that died half-way leaves state but no server: undo
-		# what it did (a front, raised sysctls) before forgetting it.
+	if [[ -z $server || -z $(state port) ]]; then
+		# A start that died half-way (before it recorded the port, so
+		# before it started anything) leaves state but no server: undo
+		# what it did (a front, raised sysctls, the RPS mask) before
+		# forgetting it.
 		[[ ! -d $STATE_DIR ]] || abandon_start
 		[[ -n $quiet ]] || say "no server is running"
 		_lc_netns=

@@ -53,6 +53,7 @@
 #   NAME_unavailable     print why it cannot run here and what to do instead
 #   NAME_start PORT ADDR ARGS  start it listening on ADDR, an IPv4 address
 #                        (default: the binary, detached, with --port, --addr)
+#   NAME_ready PORT ADDR it serves (default: an echo round trip succeeds)
 #   NAME_running         is it still there (default: its process is alive)
 #   NAME_stop            stop it (default: SIGTERM, SIGKILL after a grace period)
 #   NAME_clean PORT      once stopped, check that nothing of it is left

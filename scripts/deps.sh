@@ -39,6 +39,7 @@ PACKAGES=(
 	liburing-dev        # uring: the io_uring server (liburing 2.3 in Debian 12)
 	shellcheck          # make lint
 	linux-perf          # ftrace/percall.sh: perf stat's tracepoint counters
+	sockperf            # run.sh command: sockperf behind the bypass (seed 004)
 )
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # bypass: the sk_msg bypass (sockredir/) in front of the unchanged
-# user server. Its sock_ops program puts the local sockets of the port into
+# user server, or of any local server run.sh starts as a command
+# (servers/command.sh: sockperf's, for seed 004). Its sock_ops program puts the local sockets of the port into
 # a SOCKHASH, its sk_msg program moves each send straight to the peer
 # socket, around TCP/IP. It attaches to a cgroup of its own: only the
 # server and the clients started in that cgroup (run.sh client, compare
 # --bypass) take it. Its process holds everything: a kill -9 leaves only
 # that (empty) cgroup, which stop removes.
 
-front bypass dir=sockredir binary=sockredir/sockredir flag=--bypass serves=user \
+front bypass dir=sockredir binary=sockredir/sockredir flag=--bypass serves='user command' \
 	tools='cc clang bpftool' needs='btf cgroup2' \
 	only_why="ebpf's sockets are in its own sockmap, kecho's are the kernel's"
 

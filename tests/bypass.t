@@ -37,6 +37,11 @@
 #   foreign             ... and run.sh touches neither that cgroup nor
 #                       state or sysctls
 #   busy-port           a busy port: no sockredir left running
+#   sockperf            run.sh command --bypass in front of sockperf's
+#                       server: sockperf's ping-pong (run.sh client) is
+#                       carried, >= 99% of its bytes redirected; stop
+#                       leaves nothing; a command that is not one, or none,
+#                       is refused (exit 1, saying which)
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -44,7 +49,7 @@ ALL_TESTS="usage not-root start 1-byte 64KiB 1MiB half-close reset
 	sendfile-1 splicesend-1 sendfile-65536 splicesend-65536
 	sendfile-1048576 splicesend-1048576 splice-receive t1000-r3
 	outside-client other-port flow-control stop kill-9 bench
-	cannot-attach foreign busy-port"
+	cannot-attach foreign busy-port sockperf"
 select_cases "$@"
 root_or_bail_out
 
@@ -446,6 +451,46 @@ test_busy_port() {
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	PIDS=()
+}
+
+# Seed 004's instrument: sockperf's own server behind the bypass, its
+# ping-pong client in the bypass's cgroup. Every message goes out and
+# comes back: 2 x 64 bytes a message sockperf counts (its warm-up's
+# messages on top). --cpus all: see bypass_running.
+test_sockperf() {
+	local out before after sent recvd got passed
+	nothing_running
+	if ! command -v sockperf >/dev/null; then
+		ok 1 "sockperf is installed (sudo make deps installs it)"
+		return
+	fi
+	"$RUN" command --bypass --cpus all -- sockperf server --tcp -i '{addr}' -p '{port}' >/dev/null
+	ok $? "run.sh command --bypass -- sockperf server --tcp -i {addr} -p {port}"
+	[[ $(state server) == command ]] && grep -qx "$(server_pid)" "$CG/cgroup.procs" 2>/dev/null
+	ok $? "sockperf's server runs in $CG"
+	before=$(counters_line)
+	out=$(bounded 60 "$RUN" client sockperf ping-pong --tcp -i 127.0.0.1 -p "$PORT" -m 64 -t 2 2>&1)
+	ok $? "sockperf ping-pong through the bypass: exit 0"
+	after=$(counters_line)
+	sent=$(sed -n 's/.*\[Total Run\].*SentMessages=\([0-9]*\);.*/\1/p' <<<"$out")
+	recvd=$(sed -n 's/.*\[Total Run\].*ReceivedMessages=\([0-9]*\).*/\1/p' <<<"$out")
+	got=$(grew "$before" "$after" bytes_redirected)
+	passed=$(grew "$before" "$after" bytes_passed)
+	diag "sockperf: $sent sent, $recvd received; $got bytes redirected, $passed through TCP; $(grep -o 'Summary: Latency is .*' <<<"$out")"
+	[[ -n $sent && -n $recvd && -n $got && -n $passed ]] && ((recvd > 1000 && got >= 64 * (sent + recvd) * 99 / 100 &&
+		passed * 99 <= got))
+	ok $? "sockperf's messages, both ways: >= 99% of their bytes redirected"
+	"$RUN" stop >/dev/null
+	ok $? "run.sh stop"
+	nothing_left
+	absent "no sockperf process" . processes "sockperf server --tcp -i 127.0.0.1 -p $PORT"
+	out=$("$RUN" command --bypass 2>&1)
+	[[ $? == 1 && $out == *"give the server's command line after --"* ]]
+	ok $? "run.sh command with no command: exit 1, says what to give"
+	out=$("$RUN" command -- no-such-server-xyz -p '{port}' 2>&1)
+	[[ $? == 1 && $out == *"'no-such-server-xyz' is not a command here"* ]]
+	ok $? "run.sh command with one that does not exist: exit 1, names it"
+	nothing_left
 }
 
 run_tests
