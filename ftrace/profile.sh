@@ -4,6 +4,7 @@
 #
 #   sudo ./ftrace/profile.sh [--out DIR] [--seconds N] [--bench ARGS] [SERVER|VARIANT...]
 #   sudo ./ftrace/profile.sh --running [--out DIR] [--seconds N] [--bench ARGS]
+#   sudo ./ftrace/profile.sh --vm [--out DIR] [--seconds N] [--bench ARGS] [SERVER|VARIANT...]
 #
 # For each SERVER (default: user and ebpf), or VARIANT of run.sh list
 # (user-proxy-sockmap: the proxy in front of user, the proxy's CPUs
@@ -14,7 +15,15 @@
 # samples the server's CPUs with perf (cpu-clock, 997 Hz, call graphs) for
 # N seconds (default 6). With --running it profiles the server run.sh has
 # running instead (on the CPUs run.sh gave it), under a bench run of its
-# own on the others; with none running it says so and exits 1.
+# own on the others; with none running it says so and exits 1. With --vm
+# the same runs happen in the qemu guest (6.1, or $ECHOLAB_KERNEL), perf
+# and its libraries copied in, the results back in DIR: there kecho's
+# modes are profiled too (default there: user, user-splice, uring, ebpf
+# and kecho's three modes, from one boot). A variant whose work runs on
+# every CPU (run.sh list: cpu_scope=all, as compare counts kecho-unbound's
+# and kecho-kthread's CPU) is sampled on every CPU, bench's included: its
+# kinds are the whole machine's, and the process rows say how much of it
+# was bench ("client").
 #
 # Each sample is 1/997 s of one CPU, busy or idle, so a share of the
 # samples is a share of those CPUs' time; the run's echo rate turns it into
@@ -34,8 +43,9 @@
 #     epoll, io_uring, sockmap/psock and kworkers, the scheduler's
 #     wake-ups and sleeps, its own code), other;
 #   - by process, exclusive (the shares sum to 100%): the server's own
-#     threads, kworkers, ksoftirqd, idle (swapper: the idle loop and the
-#     interrupts taken in it), other;
+#     threads (kecho's: its kthreads, kecho/N and kecho-listen), kworkers,
+#     ksoftirqd, idle (swapper: the idle loop and the interrupts taken in
+#     it), client (bench: only where every CPU is sampled), other;
 #   - by kernel path, inclusive (a sample counts for every function on its
 #     stack, so these overlap): system calls, the psock backlog, receive
 #     softirq, the RPS IPI sends, TCP send and receive, the idle loop.
@@ -82,6 +92,8 @@ record_compare() {
 	# the CPUs compare gives the server: run.sh --cpus auto
 	CPUS=$(parse_cpus auto)
 	[[ -n $CPUS ]] || die "profile.sh needs 2 CPUs or more: one for the server, one for bench"
+	# or every CPU, where compare counts every CPU as the server's
+	[[ $(variant_get "$s" cpu_scope) != all ]] || CPUS=0-$(($(nproc) - 1))
 	# shellcheck disable=SC2086 # LOAD: bench's arguments, split
 	"$ECHOLAB_ROOT/run.sh" compare --servers "$s" --repeat 1 $LOAD -d $((SECONDS_SAMPLED + 10)) \
 		--warmup 1 --out "$run" >"$tmp/$s.log" 2>&1 &
@@ -163,9 +175,12 @@ analyse() {
 	rate=$(awk -F= '$1 == "# window_s" { w = $2 } $1 == "# cpu_echoes" { e = $2 }
 		END { if (w > 0 && e > 0) printf "%.3f", e / w }' "$RAW")
 	[[ -n $rate ]] || die "$s: its raw file has no window_s or cpu_echoes: no rate to divide by"
-	lost=$("$PERF" report -i "$DATA" --stats 2>/dev/null | awk '/LOST/ { n += $NF } END { print n + 0 }')
+	# one pass over the data (each perf run reads every kernel symbol: in
+	# the guest, under TCG, seconds)
+	"$PERF" report -i "$DATA" --stats >"$tmp/$s.stats" 2>/dev/null || true
+	lost=$(awk '/LOST/ { n += $NF } END { print n + 0 }' "$tmp/$s.stats")
 	((lost == 0)) || die "refused: perf lost $lost events of $s's profile"
-	samples=$("$PERF" report -i "$DATA" --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
+	samples=$(awk '/SAMPLE events:/ { print $3; exit }' "$tmp/$s.stats")
 	expected=$((SECONDS_SAMPLED * FREQ * ncpus))
 	((${samples:-0} * 10 >= expected * 9)) ||
 		die "refused: $s's profile holds ${samples:-0} samples of the $expected expected (${SECONDS_SAMPLED} s x $FREQ Hz x $ncpus CPUs): its shares would not be of the CPUs' time"
@@ -198,22 +213,25 @@ analyse() {
 				printf "%s\tpart\t%s\t%.1f\t%.3f\n", s, part[i], 100 * p[part[i]] / busy,
 					p[part[i]] / n["total"] * k * 1e6 / rate
 		}' "$tmp/$s.kinds" || die "refused: $s's CPUs were idle in every sample: no kinds to split"
-	# us per echo = share x CPUs x 1e6 / echoes a second
+	# us per echo = share x CPUs x 1e6 / echoes a second. A module's own
+	# threads are its kthreads (kecho.ko: kecho/N, kecho-listen).
 	awk -v s="$s" -v bin="$bin" -v k="$ncpus" -v rate="$rate" '
 		function row(kind, label, pct) {
 			printf "%s\t%s\t%s\t%.1f\t%.3f\n", s, kind, label, pct, pct / 100 * k * 1e6 / rate
 		}
+		BEGIN { module = sub(/\.ko$/, "", bin) }
 		{
 			pct = $1; sub(/%/, "", pct); comm = $2
-			if (substr(bin, 1, 15) == substr(comm, 1, 15)) g = "server"
+			if (module ? comm ~ ("^" bin "([-/]|$)") : substr(bin, 1, 15) == substr(comm, 1, 15)) g = "server"
 			else if (comm ~ /^kworker/) g = "kworkers"
 			else if (comm ~ /^ksoftirqd/) g = "ksoftirqd"
 			else if (comm == "swapper") g = "idle"
+			else if (comm == "bench") g = "client"
 			else g = "other"
 			by[g] += pct
 		}
 		END {
-			n = split("server kworkers ksoftirqd idle other", order, " ")
+			n = split("server kworkers ksoftirqd idle client other", order, " ")
 			for (i = 1; i <= n; i++)
 				row("process", order[i], by[order[i]] + 0)
 		}' "$tmp/$s.comm"
@@ -253,7 +271,7 @@ cleanup() {
 }
 
 main() {
-	local s servers=()
+	local s servers=() vm=0 args=("$@")
 	out=
 	RUNNING=0
 	SECONDS_SAMPLED=6
@@ -267,6 +285,7 @@ main() {
 			shift
 			;;
 		--running) RUNNING=1 ;;
+		--vm) vm=1 ;;
 		--bench)
 			[[ -n ${2:-} && $2 != *-d* && $2 != *--warmup* ]] ||
 				{ echo "profile.sh: --bench needs bench's load arguments (e.g. '-c 300'); the duration is profile.sh's" >&2; exit 2; }
@@ -279,8 +298,6 @@ main() {
 			# the proxy in front of user, the proxy's CPUs sampled).
 			is_server "$1" || [[ -n $(variant_get "$1" order) ]] ||
 				{ echo "profile.sh: unknown argument '$1' (servers: ${SERVERS[*]}; or a variant, run.sh list)" >&2; usage >&2; exit 2; }
-			[[ $(server_get "$(variant_get "$1" server)" kind) != module ]] ||
-				{ echo "profile.sh: $1 is a module: it loads in the guest only, which this script does not profile" >&2; exit 2; }
 			servers+=("$1")
 			;;
 		esac
@@ -288,18 +305,43 @@ main() {
 	done
 	((RUNNING == 0 || ${#servers[@]} == 0)) ||
 		usage_error "--running profiles the server run.sh has running: name no servers with it"
-	((RUNNING || ${#servers[@]})) || servers=(user ebpf)
+	((RUNNING == 0 || vm == 0)) ||
+		usage_error "--running profiles the server run.sh has running here: not with --vm"
+	if ((!vm)) && [[ ${ECHOLAB_WHERE:-} != vm ]]; then
+		for s in "${servers[@]}"; do
+			[[ $(server_get "$(variant_get "$s" server)" kind) != module ]] ||
+				usage_error "$s is a module: it loads in the qemu guest only; profile it there with --vm"
+		done
+	fi
+	if ((!RUNNING && ${#servers[@]} == 0)); then
+		if ((vm)) || [[ ${ECHOLAB_WHERE:-} == vm ]]; then
+			servers=(user user-splice uring ebpf kecho-unbound kecho-bound kecho-kthread)
+		else
+			servers=(user ebpf)
+		fi
+	fi
 	need_root "${0##*/}"
 	command -v "$PERF" >/dev/null ||
-		die "perf ($PERF) is not installed: run 'sudo make deps' (Debian: linux-perf)"
+		die "perf ($PERF) is not installed${ECHOLAB_WHERE:+ in the guest}: run 'sudo make deps' (Debian: linux-perf)"
 	[[ -n $out ]] || out=$(results_dir)
 	mkdir -p "$out"
+	if ((vm)); then
+		# perf, and inferno for the flame graphs, go into the guest with
+		# their libraries. A boot, then per server its run and perf's
+		# reports, which under TCG take about 20 s a second sampled (2.5
+		# minutes a server at 6 s, 2026-11-27)
+		VM_TOOLS="${VM_TOOLS:-} $(command -v "$PERF") $(command -v inferno-collapse-perf inferno-flamegraph | tr '\n' ' ')"
+		export VM_TOOLS
+		VM_TIMEOUT=${VM_TIMEOUT:-$((120 + ${#servers[@]} * (90 + 30 * SECONDS_SAMPLED)))} \
+			rerun_in_guest "$out" "${args[@]}"
+		exit
+	fi
 	trap cleanup EXIT
 	trap 'exit 130' INT TERM
 	make_tmp
 	{
-		echo "# kernel=$(uname -r) where=native placement=$( ((RUNNING)) && echo "run.sh's,loopback" || echo two-machine) bench=$LOAD sampled_s=$SECONDS_SAMPLED freq_hz=$FREQ method=perf-record-cpu-clock"
-		echo "# kind: exclusive shares of the busy samples (sum 100%; busy: of all samples); part: the kinds grouped (handoff: interrupts; tcp: tcp-receive, tcp-send, copies; own-path: syscall, epoll, io_uring, sockmap-kworkers, scheduler, server-code; other); process: exclusive shares of the server's CPUs' samples (sum 100%); path: inclusive (a sample counts for every function on its stack: they overlap)"
+		echo "# kernel=$(uname -r) where=${ECHOLAB_WHERE:-native} placement=$( ((RUNNING)) && echo "run.sh's,loopback" || echo two-machine) bench=$LOAD sampled_s=$SECONDS_SAMPLED freq_hz=$FREQ method=perf-record-cpu-clock"
+		echo "# kind: exclusive shares of the busy samples (sum 100%; busy: of all samples); part: the kinds grouped (handoff: interrupts; tcp: tcp-receive, tcp-send, copies; own-path: syscall, epoll, io_uring, sockmap-kworkers, scheduler, server-code; other); process: exclusive shares of the sampled CPUs' samples (sum 100%; every CPU, bench's too, for the variants whose cpu_scope is all: $(for s in "${servers[@]}"; do [[ $(variant_get "$s" cpu_scope) != all ]] || printf '%s ' "$s"; done | sed 's/ $//; s/^$/none here/')); path: inclusive (a sample counts for every function on its stack: they overlap)"
 		printf 'server\tkind\twhat\tshare_pct\tus_per_echo\n'
 		if ((RUNNING)); then
 			record_running

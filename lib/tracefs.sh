@@ -196,7 +196,8 @@ run_bench() {
 
 # rerun_in_guest OUT ARGS...: this script again, in the qemu guest, with
 # the same arguments minus --vm and --out; what it writes to /out lands in
-# OUT. --out /out goes first: what follows a -- belongs to bench.
+# OUT. --out /out goes first: what follows a -- belongs to bench. The
+# guest has VM_TIMEOUT seconds (default 600), its boot included.
 rerun_in_guest() {
 	local out=$1 a=() x skip=0
 	shift
@@ -205,7 +206,7 @@ rerun_in_guest() {
 		case $x in --vm) continue ;; --out) skip=1; continue ;; esac
 		a+=("$x")
 	done
-	in_guest "$out" 600 bash "ftrace/${0##*/}" --out /out "${a[@]}"
+	in_guest "$out" "${VM_TIMEOUT:-600}" bash "ftrace/${0##*/}" --out /out "${a[@]}"
 }
 
 # Newest results directory, or a new one (results/DATE-ftrace).

@@ -255,6 +255,9 @@ test_profile() {
 	out=$(bounded 10 "$FT/profile.sh" --bench "-c 300 -d 5" 2>&1)
 	[[ $? == 2 && $out == *"the duration is profile.sh's"* ]]
 	ok $? "profile/usage: --bench with its own -d exits 2 and says why"
+	out=$(bounded 10 "$FT/profile.sh" --out "$OUT/none" kecho-bound 2>&1)
+	[[ $? == 2 && $out == *"kecho-bound is a module"*"with --vm"* ]]
+	ok $? "profile/usage: a module named here (not in the guest) exits 2 and points at --vm"
 	out=$(PERF=/nonexistent/perf bounded 10 "$FT/profile.sh" --out "$OUT/none" user 2>&1)
 	[[ $? == 1 && $out == *"not installed"* ]]
 	ok $? "profile: no perf: says so, exit 1"

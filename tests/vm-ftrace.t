@@ -7,10 +7,15 @@
 # guest's kecho data (wq-latency/plot). And the host's own:
 #   trace-vm  trace.sh kecho --vm from the host, bench's flags after --:
 #             they reach bench, the digest comes back to the host
+#   profile-vm
+#             profile.sh --vm kecho-kthread: perf in the guest (two vCPUs:
+#             the server's and bench's); the kinds sum to 100%, kecho's
+#             own code among them, its kthreads among the processes; every
+#             CPU sampled (its cpu_scope), bench's share shown apart
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-ALL_TESTS="$(TESTS='' bash "$ECHOLAB_ROOT/tests/guest/ftrace.sh" --list | tr '\n' ' ')trace-vm"
+ALL_TESTS="$(TESTS='' bash "$ECHOLAB_ROOT/tests/guest/ftrace.sh" --list | tr '\n' ' ')trace-vm profile-vm"
 select_cases "$@"
 root_or_bail_out
 
@@ -22,10 +27,10 @@ fi
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
-# The guest's cases: those picked but trace-vm, passed on.
+# The guest's cases: those picked but the host's own, passed on.
 guest_cases=()
 for c in "${SELECTED[@]}"; do
-	[[ $c == trace-vm ]] || guest_cases+=("$c")
+	[[ $c == trace-vm || $c == profile-vm ]] || guest_cases+=("$c")
 done
 
 # The guest prints its cases' results and, at its end, their number (the
@@ -65,5 +70,28 @@ if case_selected trace-vm; then
 	like "$digest" $'\n'"kecho_work +[1-9]" \
 		"trace-vm: run from the host with bench flags after --, digest back on the host"
 	[[ -n $digest ]] || diag "trace-vm: trace.sh's last words: $(tail -n 25 "$OUT/trace-vm.log")"
+fi
+
+# profile.sh --vm: kecho's CPU by kind, sampled by perf in the guest. Two
+# vCPUs (profile.sh gives the server one and bench the other).
+if case_selected profile-vm; then
+	bounded 600 "$ECHOLAB_ROOT/ftrace/profile.sh" --vm --seconds 2 --out "$OUT/prof" \
+		kecho-kthread >"$OUT/profile-vm.log" 2>&1
+	ok $? "profile-vm: profile.sh --vm kecho-kthread exits 0"
+	tsv=$OUT/prof/profile.tsv
+	grep -q '^# kernel=.* where=vm ' "$tsv" 2>/dev/null
+	ok $? "profile-vm: the table says it is the guest's"
+	awk -F'\t' '$1 == "kecho-kthread" && $2 == "kind" { t += $4; n++ } $1 == "kecho-kthread" && $2 == "process" { p += $4 }
+		END { exit !(n == 11 && t >= 99.5 && t <= 100.5 && p >= 99 && p <= 101) }' "$tsv" 2>/dev/null
+	ok $? "profile-vm: eleven kinds summing to 100%, and processes to 100%"
+	awk -F'\t' '$1 == "kecho-kthread" && $2 == "kind" && $3 == "server-code" { c = $4 }
+		$1 == "kecho-kthread" && $2 == "process" && $3 == "server" { w = $4 }
+		$1 == "kecho-kthread" && $2 == "process" && $3 == "client" { b = $4 }
+		END { exit !(c > 0 && w > 0 && b > 0) }' "$tsv" 2>/dev/null
+	ok $? "profile-vm: kecho's own code among the kinds; its kthreads, and bench's share, among the processes"
+	diag "profile-vm: $(awk -F'\t' '$1 == "kecho-kthread" && ($2 == "kind" || $2 == "process") && $4 > 0 { printf "%s %s%% ", $3, $4 }' "$tsv" 2>/dev/null)"
+	grep -q '^# kecho-kthread: .* CPUs 0-1;' "$tsv" 2>/dev/null
+	ok $? "profile-vm: kecho-kthread sampled on every CPU (its cpu_scope is all)"
+	[[ -s $tsv ]] || diag "profile-vm: profile.sh's last words: $(tail -n 25 "$OUT/profile-vm.log")"
 fi
 plan_at_end
