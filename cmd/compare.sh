@@ -18,7 +18,10 @@ ROOT=$ECHOLAB_ROOT
 # client and every echo: with 10,000 of them, 1000 x 10 had p99 476 ms
 # instead of 56 ms. The two-machine placement needs no wait: each run gets a
 # fresh client namespace, and the old one's sockets go with it.
-TW_MAX=${ECHOLAB_TW_MAX:-2000}	# tests raise it: they check function, not timing
+# Loopback runs wait until TIME_WAIT sockets are below this (tests raise
+# it: they check function, not timing; so may a long sweep of connection
+# crowds, saying so). --vm passes it on to the guest.
+TW_MAX=${ECHOLAB_TW_MAX:-2000}
 TW_WAIT_S=75		# they expire after 60 s
 # The two-machine placement: the server in the root namespace (where run.sh
 # starts every server, and the only one kecho's listener knows), bench in a
@@ -853,6 +856,7 @@ write_meta() {
 		[[ -z $SIZE ]] || echo "size=$SIZE"
 		((${#SWEEP_VALUES[@]} == 0)) || echo "sweep=$SWEEP_KEY=$(IFS=,; echo "${SWEEP_VALUES[*]}")"
 		echo "client=$(client_mode)"
+		((TW_MAX == 2000)) || echo "tw_max=$TW_MAX (ECHOLAB_TW_MAX: a loopback run started with up to this many TIME_WAIT sockets, not 2000)"
 		[[ -z $NETEM ]] || echo "netem=$NETEM (tc netem, on both ends of the veth)"
 		((COMPARE_BYPASS)) && echo "bypass=user-bypass: sockredir/sockredir (sk_msg), server and bench in its cgroup"
 		[[ -z $COMPARE_PROXY ]] || echo "proxy=$COMPARE_PROXY: $(proxy_text)"
@@ -1128,7 +1132,7 @@ compare_in_guest() {
 	local rev rc=0
 	rev=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
 	say "booting the qemu guest; everything below runs inside it"
-	in_guest "$OUT" "${VM_TIMEOUT:-5000}" env ECHOLAB_GIT="$rev" \
+	in_guest "$OUT" "${VM_TIMEOUT:-5000}" env ECHOLAB_GIT="$rev" ECHOLAB_TW_MAX="$TW_MAX" \
 		./run.sh compare --out /out "${GUEST_ARGS[@]}" || rc=$?
 	# The guest has no gnuplot: the host draws, from the raw files alone.
 	if compgen -G "$OUT/*.tsv" >/dev/null; then
