@@ -42,6 +42,10 @@
 #                       carried, >= 99% of its bytes redirected; stop
 #                       leaves nothing; a command that is not one, or none,
 #                       is refused (exit 1, saying which)
+#   sockperf-judged     cmd/sockperf.sh --repeat 1: a raw file per run that
+#                       judge reads (every row a round trip sockperf
+#                       timed), the bypass run's counters in it, both rows
+#                       in summary.md; bad flags exit 2; nothing left
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -49,7 +53,7 @@ ALL_TESTS="usage not-root start 1-byte 64KiB 1MiB half-close reset
 	sendfile-1 splicesend-1 sendfile-65536 splicesend-65536
 	sendfile-1048576 splicesend-1048576 splice-receive t1000-r3
 	outside-client other-port flow-control stop kill-9 bench
-	cannot-attach foreign busy-port sockperf"
+	cannot-attach foreign busy-port sockperf sockperf-judged"
 select_cases "$@"
 root_or_bail_out
 
@@ -491,6 +495,38 @@ test_sockperf() {
 	[[ $? == 1 && $out == *"'no-such-server-xyz' is not a command here"* ]]
 	ok $? "run.sh command with one that does not exist: exit 1, names it"
 	nothing_left
+}
+
+# cmd/sockperf.sh, briefly: one pair of 1-second runs.
+test_sockperf_judged() {
+	local out dir rows msgs
+	nothing_running
+	dir=$(mktemp -d)
+	out=$(bounded 120 "$ECHOLAB_ROOT/cmd/sockperf.sh" --repeat 1 --seconds 1 --seed 7 --out "$dir" 2>&1)
+	ok $? "cmd/sockperf.sh --repeat 1 --seconds 1: exit 0"
+	[[ -s $dir/size-14/sockperf-1.tsv.gz && -s $dir/size-14/sockperf-bypass-1.tsv.gz ]]
+	ok $? "a raw file per run, gzipped"
+	rows=$(zcat "$dir/size-14/sockperf-bypass-1.tsv.gz" 2>/dev/null | grep -vc '^#')
+	msgs=$(zcat "$dir/size-14/sockperf-bypass-1.tsv.gz" 2>/dev/null | sed -n 's/^# sockperf_messages=//p')
+	[[ $rows -gt 1000 && -n $msgs && $rows -le $msgs ]]
+	ok $? "the bypass run: a row per message of sockperf's window, no more than it counted"
+	diag "sockperf-judged: $rows rows, sockperf counted ${msgs:-none} messages"
+	zcat "$dir/size-14/sockperf-bypass-1.tsv.gz" 2>/dev/null |
+		awk -F= '$1 == "# bytes_redirected" { r = $2 } $1 == "# bytes_passed" { p = $2 } END { exit !(r > 0 && p * 99 <= r) }'
+	ok $? "the bypass run records its counters: >= 99% redirected"
+	grep -q '^| sockperf-bypass | 1 |' "$dir/size-14/summary.md" 2>/dev/null &&
+		grep -q '^| sockperf | 1 |' "$dir/size-14/summary.md"
+	ok $? "summary.md has judge's table and sockperf's own figures for both"
+	grep -q "order=size-14 repeat=1 sockperf" "$dir/meta.txt" 2>/dev/null
+	ok $? "meta.txt records the pair's order"
+	[[ $out == *"sockperf says latency"* ]] || diag "$(tail -n 5 <<<"$out")"
+	nothing_left
+	absent "no sockperf process" . processes "sockperf server --tcp -i 127.0.0.1 -p $PORT"
+	bounded 10 "$ECHOLAB_ROOT/cmd/sockperf.sh" --repeat x >/dev/null 2>&1
+	is $? 2 "--repeat x exits 2"
+	bounded 10 "$ECHOLAB_ROOT/cmd/sockperf.sh" --sizes 0 >/dev/null 2>&1
+	is $? 2 "--sizes 0 exits 2"
+	rm -rf "$dir"
 }
 
 run_tests

@@ -21,7 +21,10 @@
 #   placement    where the receive work lands: the client's CPUs with two
 #                machines, the server's on loopback (skipped on one CPU)
 #   verdict      --servers user,user, 7 runs each at one offered rate: no
-#                difference declared, CPU per echo judged
+#                difference declared, CPU per echo judged; cmd/study.sh on
+#                those runs: the mean beside the median and p99, each the
+#                median of the runs' own (analysis/summarize's), baseline
+#                first, the verdicts judge gives
 #   equal        the default, equal load (--workload load, short runs):
 #                capacities probed, three rates at 1/4, 1/2, 3/4 of the
 #                lowest, every run offered them; each run judged achieved
@@ -304,6 +307,16 @@ test_verdict() {
 	grep -q '^# repeat=7$' "$TMP/self/user-again-7.tsv" &&
 		grep -q '^# warmup_s=1' "$TMP/self/user-5.tsv"
 	ok $? "seven runs each, each after a warm-up not recorded"
+	# cmd/study.sh: the study's figure (the mean) from the same files
+	local rows want
+	rows=$("$ECHOLAB_ROOT/cmd/study.sh" "$TMP/self" 2>&1 | grep '^| ' | tail -n +3)
+	want=$(for f in "$TMP"/self/user-[0-9]*.tsv; do "$ECHOLAB_ROOT/analysis/summarize" "$f"; done |
+		sed -n 's/.* mean_us=\([0-9.]*\) .*/\1/p' | sort -n | sed -n 4p)
+	[[ $(sed -n 1p <<<"$rows") == "| $TMP/self | user | 7 (0) | $(printf '%.0f' "$want") |"* &&
+		$(sed -n 2p <<<"$rows") == "| $TMP/self | user-again | 7 (0) |"* ]] &&
+		sed -n 2p <<<"$rows" | grep -Eq ' (equivalent|inconclusive) \| [0-9.]* ?(equivalent|inconclusive) \|$'
+	ok $? "study.sh: user first, its mean the median of its runs' means (${want:-none} us); user-again judged"
+	diag "study.sh: $rows"
 }
 
 # achieved FILE: ok echoes per second of the window (judge's rps), and the
