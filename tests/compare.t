@@ -309,7 +309,7 @@ test_verdict() {
 	ok $? "seven runs each, each after a warm-up not recorded"
 	# cmd/study.sh: the study's figure (the mean) from the same files
 	local rows want
-	rows=$("$ECHOLAB_ROOT/cmd/study.sh" "$TMP/self" 2>&1 | grep '^| ' | tail -n +3)
+	rows=$("$ECHOLAB_ROOT/cmd/study.sh" "$TMP/self" 2>&1 | grep "^| $TMP/self ")
 	want=$(for f in "$TMP"/self/user-[0-9]*.tsv; do "$ECHOLAB_ROOT/analysis/summarize" "$f"; done |
 		sed -n 's/.* mean_us=\([0-9.]*\) .*/\1/p' | sort -n | sed -n 4p)
 	[[ $(sed -n 1p <<<"$rows") == "| $TMP/self | user | 7 (0) | $(printf '%.0f' "$want") |"* &&
