@@ -340,7 +340,7 @@ server_start() {
 			f=$(front_of_flag "$1") ||
 				usage_error "$server: unknown option '$1' (server arguments go after --)"
 			front_serves "$f" "$server" ||
-				usage_error "$1 goes with the $(server_get "$f" serves) server only: $(server_get "$f" only_why)"
+				usage_error "$1 goes only in front of $(server_get "$f" serves | sed 's/ /, /g'), not $server: $(server_get "$f" only_why)"
 			if [[ -n $(server_get "$f" value) ]]; then
 				front_value "$f" "${2:-}"
 				front_arg[$f]=$2

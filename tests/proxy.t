@@ -227,7 +227,7 @@ usage_refused() {
 test_usage() {
 	usage_refused run-no-path "--proxy needs a PATH" "$RUN" user --proxy
 	usage_refused run-bad-path "'bogus' is no path" "$RUN" user --proxy bogus
-	usage_refused run-with-bypass "goes with the user server only" "$RUN" ebpf --bypass --proxy copy
+	usage_refused run-with-bypass "goes only in front of user, command, not ebpf" "$RUN" ebpf --bypass --proxy copy
 	usage_refused run-two-fronts "one front at a time" "$RUN" user --bypass --proxy copy
 	usage_refused proxy-no-path "name a path" "$PROXY" --backend-port 1
 	usage_refused proxy-no-backend "name the backend" "$PROXY" --path copy
