@@ -339,9 +339,13 @@ main() {
 	trap cleanup EXIT
 	trap 'exit 130' INT TERM
 	make_tmp
+	local scope_all=''
+	for s in "${servers[@]}"; do
+		[[ $(variant_get "$s" cpu_scope) != all ]] || scope_all+="${scope_all:+ }$s"
+	done
 	{
 		echo "# kernel=$(uname -r) where=${ECHOLAB_WHERE:-native} placement=$( ((RUNNING)) && echo "run.sh's,loopback" || echo two-machine) bench=$LOAD sampled_s=$SECONDS_SAMPLED freq_hz=$FREQ method=perf-record-cpu-clock"
-		echo "# kind: exclusive shares of the busy samples (sum 100%; busy: of all samples); part: the kinds grouped (handoff: interrupts; tcp: tcp-receive, tcp-send, copies; own-path: syscall, epoll, io_uring, sockmap-kworkers, scheduler, server-code; other); process: exclusive shares of the sampled CPUs' samples (sum 100%; every CPU, bench's too, for the variants whose cpu_scope is all: $(for s in "${servers[@]}"; do [[ $(variant_get "$s" cpu_scope) != all ]] || printf '%s ' "$s"; done | sed 's/ $//; s/^$/none here/')); path: inclusive (a sample counts for every function on its stack: they overlap)"
+		echo "# kind: exclusive shares of the busy samples (sum 100%; busy: of all samples); part: the kinds grouped (handoff: interrupts; tcp: tcp-receive, tcp-send, copies; own-path: syscall, epoll, io_uring, sockmap-kworkers, scheduler, server-code; other); process: exclusive shares of the sampled CPUs' samples (sum 100%; every CPU, bench's too, for the variants whose cpu_scope is all: ${scope_all:-none here}); path: inclusive (a sample counts for every function on its stack: they overlap)"
 		printf 'server\tkind\twhat\tshare_pct\tus_per_echo\n'
 		if ((RUNNING)); then
 			record_running

@@ -24,6 +24,10 @@ variant uring-no-minwait order=28.4 colour='#c7c7c7' args='-- --disable min-wait
 # buffers the size of a message buy.
 variant uring-4k        order=28.6 colour='#8c6d8c' args='-- --buffer-size 4096 --buffers 1024' extra=1
 variant uring-big-rings order=28.5 colour='#e377c2' args='-- --ring-entries 4096' extra=1
+# 32 buffers of 64 KiB: 2 MiB, one core's L2 here, where the default 256
+# are 16 MiB that receives walk through in turn: does the buffers'
+# footprint make uring's copies dearer than user's (issue 34)?
+variant uring-32buf     order=28.7 colour='#6b6ecf' args='-- --buffers 32' extra=1
 
 # Multishot receive (6.0) and provided-buffer rings (5.19); and io_uring
 # may be switched off (kernel.io_uring_disabled, 6.6 and later).
