@@ -275,8 +275,7 @@ main() {
 	mkdir -p "$out"
 	if ((vm)); then
 		# perf goes into the guest with its libraries
-		VM_TOOLS="${VM_TOOLS:-} $(command -v "$PERF")"
-		export VM_TOOLS
+		guest_tools "$PERF"
 		rerun_in_guest "$out" "${args[@]}"
 		exit
 	fi

@@ -330,8 +330,7 @@ main() {
 		# their libraries. A boot, then per server its run and perf's
 		# reports, which under TCG take about 20 s a second sampled (2.5
 		# minutes a server at 6 s, 2026-11-27)
-		VM_TOOLS="${VM_TOOLS:-} $(command -v "$PERF") $(command -v inferno-collapse-perf inferno-flamegraph | tr '\n' ' ')"
-		export VM_TOOLS
+		guest_tools "$PERF" inferno-collapse-perf inferno-flamegraph
 		VM_TIMEOUT=${VM_TIMEOUT:-$((120 + ${#servers[@]} * (90 + 30 * SECONDS_SAMPLED)))} \
 			rerun_in_guest "$out" "${args[@]}"
 		exit

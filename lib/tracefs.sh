@@ -194,6 +194,13 @@ run_bench() {
 	((rc == 0)) || warn "warning: bench exited $rc: $summary"
 }
 
+# guest_tools CMD...: these host commands also go into the guest, with
+# their libraries (vm/run-vm.sh's VM_TOOLS); one not installed is left out.
+guest_tools() {
+	VM_TOOLS="${VM_TOOLS:-} $(command -v "$@" | tr '\n' ' ')"
+	export VM_TOOLS
+}
+
 # rerun_in_guest OUT ARGS...: this script again, in the qemu guest, with
 # the same arguments minus --vm and --out; what it writes to /out lands in
 # OUT. --out /out goes first: what follows a -- belongs to bench. The
