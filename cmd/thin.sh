@@ -4,7 +4,8 @@
 #
 # A 5 s run at 75,000 echoes a second is 15 MB of raw rows; a comparison
 # is twenty of them. thin.sh keeps every failed row and every Kth ok row of
-# each raw file (*.tsv, *.tsv.gz), writes the run's own counts on top
+# each raw file (SERVER[-SWEEP]-RUN.tsv or .tsv.gz; tables such as
+# curve.tsv are left alone), writes the run's own counts on top
 # (thinned=K, full_samples, full_ok, full_failed, full_arrival_n) and
 # gzips it. analysis/summarize and analysis/judge read those counts: a thinned
 # file keeps its exact sample counts, request rate and CPU per echo (all
@@ -90,7 +91,9 @@ main() {
 	for d in "$@"; do
 		[[ -d $d ]] || usage_error "'$d' is no directory"
 		for f in "$d"/*.tsv "$d"/*.tsv.gz; do
-			[[ -e $f ]] || continue
+			# raw files only (SERVER[-SWEEP]-RUN.tsv): a directory's
+			# tables (curve.tsv, profile.tsv) are not samples
+			[[ -e $f && ${f##*/} =~ -[0-9]+\.tsv(\.gz)?$ ]] || continue
 			thin_file "$k" "$f"
 		done
 		say "$d: 1 in $k ok rows kept, $(du -sh "$d" | cut -f1)"

@@ -15,7 +15,8 @@
 #   samples          --samples arrival and rtt: the rows they print
 #   sent-us          rps over first send to last echo, not elapsed_s
 #   cpu              CPU per echo pooled over files as busy time over echoes
-#   thin             cmd/thin.sh keeps counts, rate and CPU; thinned twice
+#   thin             cmd/thin.sh keeps counts, rate and CPU; thinned twice;
+#                    a table beside the raw files left alone
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -225,8 +226,11 @@ test_thin() {
 	} >"$thin/user-1.tsv"
 	before=$("$SUMMARIZE" "$thin/user-1.tsv")
 	jbefore=$("$JUDGE" "$thin/user-1.tsv" | grep -E 'figure=(rps|cpu) ')
+	printf 'rate\tp99_us\n1000\t250.0\n' >"$thin/curve.tsv"
 	"$ECHOLAB_ROOT/cmd/thin.sh" 10 "$thin" >/dev/null
 	ok $? "thin.sh 10 exits 0"
+	[[ -f $thin/curve.tsv && ! -e $thin/curve.tsv.gz ]]
+	ok $? "thin.sh leaves a table that is no raw file (curve.tsv) as it was"
 	after=$("$SUMMARIZE" "$thin/user-1.tsv.gz")
 	is "$(field "$after" samples)/$(field "$after" ok)/$(field "$after" failed)/$(field "$after" rps)/$(field "$after" arrival_n)" \
 		"$(field "$before" samples)/$(field "$before" ok)/$(field "$before" failed)/$(field "$before" rps)/$(field "$before" arrival_n)" \
