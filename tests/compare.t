@@ -290,10 +290,14 @@ test_placement() {
 # of five pairs' ratios misses the true ratio 6.25% of the time, so one of
 # five figures would often be declared different where none is. Client
 # and server have CPUs of their own (split), so the machine's CPU per echo
-# (both sides') is judged beside the server's.
+# (both sides') is judged beside the server's. Even arrivals: CPU per echo
+# is judged only where the achieved rates agree within 2%, and a Poisson
+# count over one second at 2,000 msg/s varies by 2.2% a run (CI's run of
+# stop 43: medians 1,969 against 2,051, "not judged").
 test_verdict() {
 	local out verdicts
-	out=$("$RUN" compare --servers user,user --repeat 7 -c 4 -R 2000 -d 1 --warmup 1 --out "$TMP/self" 2>&1)
+	out=$("$RUN" compare --servers user,user --repeat 7 -c 4 -R 2000 --arrivals uniform \
+		-d 1 --warmup 1 --out "$TMP/self" 2>&1)
 	ok $? "compare --servers user,user exits 0"
 	verdicts=$("$JUDGE" "$TMP"/self/*.tsv | grep '^judge .*label=user-again ' | grep -v 'ratio=- ')
 	is "$(grep -o ' figure=[a-z0-9]*' <<<"$verdicts" | sort | tr -d '\n')" \
