@@ -894,9 +894,13 @@ client_mode() {
 
 # run_files LABEL SWEEP-VALUE: its raw files, one per run.
 run_files() {
-	local f
-	for f in "$OUT/$1${SWEEP_KEY:+-$SWEEP_KEY$2}"-[0-9]*.tsv{,.gz}; do
-		[[ -e $f ]] && echo "$f"
+	local f prefix="$OUT/$1${SWEEP_KEY:+-$SWEEP_KEY$2}-" run
+	for f in "$prefix"[0-9]*.tsv{,.gz}; do
+		# the run's number and nothing else: uring's glob also matches
+		# uring-256buf-1.tsv, another server's run
+		run=${f#"$prefix"}
+		run=${run%.gz}
+		[[ -e $f && ${run%.tsv} =~ ^[0-9]+$ ]] && echo "$f"
 	done
 }
 

@@ -12,6 +12,8 @@
 #   sweep        --sweep threads=1,5: a table and raw files per value, and
 #                the plots against it
 #   loopback     --loopback: user measured, the raw file says where
+#   names        uring beside uring-4k, a name that is the other's and a
+#                digit: each server judged on its own runs, none twice
 #   stream       --workload stream --size 1048576: each server's window
 #                kept (the raw file's window= and depth=), every echo of
 #                a message larger than one send takes exact (over the
@@ -54,7 +56,7 @@
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-ALL_TESTS="native sweep loopback stream placement verdict equal sizes precision bypass
+ALL_TESTS="native sweep loopback names stream placement verdict equal sizes precision bypass
 	proxy interrupted sizes-interrupted usage"
 select_cases "$@"
 root_or_bail_out
@@ -224,6 +226,23 @@ test_loopback() {
 		"user measured, 0 failed"
 	grep -q '^# placement=loopback$' "$TMP/lo/user-1.tsv" && grep -q '^# host=127\.0\.0\.1$' "$TMP/lo/user-1.tsv"
 	ok $? "raw file says which placement and which address"
+}
+
+# A closed loop's raw files are SERVER-RUN.tsv: uring-4k-1.tsv is a run of
+# uring-4k, not a run of uring numbered 4k-1 (until 2026-11-27 compare
+# gave it to both, and judge counted it twice).
+test_names() {
+	local out rc
+	out=$("$RUN" compare --loopback -t 20 -r 2 --repeat 1 --servers uring,uring-4k --out "$TMP/names" 2>&1)
+	rc=$?
+	ok "$rc" "exit 0"
+	((rc == 0)) || diag "$out"
+	is "$(summary_rows "$TMP/names/summary.md" | grep '^uring' | sort | tr '\n' ';')" "uring 40 0;uring-4k 40 0;" \
+		"uring and uring-4k: one run each, 40 echoes, 0 failed"
+	grep -Eq '^\| uring-4k \| 1 ' "$TMP/names/summary.md"
+	ok $? "the verdicts count uring-4k's one run once"
+	[[ $out != *"given twice"* ]]
+	ok $? "judge saw no run twice"
 }
 
 test_stream() {
