@@ -22,9 +22,12 @@
 #                      echo comes back
 #   features-none, features-ring-fd, features-direct,
 #   features-batch-return, features-min-wait, features-all
-#                      each feature off in turn (none: all on; all: all off):
-#                      the start line's features, load, a clean exit, the
-#                      batched waits taken exactly when min-wait is on
+#                      --min-wait 50 (batched waits asked for), each feature
+#                      off in turn (none: all on; all: all off): the start
+#                      line's features, load, a clean exit, the batched
+#                      waits taken exactly when min-wait is on
+#   defaults           without flags: no batched wait (min-wait off, none
+#                      taken under load), the buffers one L2 cache holds
 #   nodelay            the server's listener has TCP_NODELAY
 #   direct-slots       2,000 connections through a table of 256 direct
 #                      descriptors (a slot kept after a close stops accepts)
@@ -38,7 +41,7 @@ source "$(dirname "$0")/lib.sh"
 ALL_TESTS="nodelay-inherited start 10000-sequential 2000-clients 10000-clients
 	fd-leak fairness never-reads stop dry-ring features-none features-ring-fd
 	features-direct features-batch-return features-min-wait features-all
-	nodelay direct-slots workers-2 sqpoll"
+	defaults nodelay direct-slots workers-2 sqpoll"
 select_cases "$@"
 root_or_bail_out
 
@@ -237,12 +240,12 @@ test_dry_ring() {
 	((${c:-0} > 0)) || diag "$(cat "$LOG")"
 }
 
-# features OFF: the server with feature OFF switched off (none: every
-# feature this kernel has; all: none of them): it serves, batches or not
-# as it says, and stops clean.
+# features OFF: the server with batched waits asked for (--min-wait) and
+# feature OFF switched off (none: every feature this kernel has; all: none
+# of them): it serves, batches or not as it says, and stops clean.
 features() {
-	local off=$1 args=() want c minwait
-	[[ $off == none ]] || args=(--disable "$off")
+	local off=$1 args=(--min-wait 50) want c minwait
+	[[ $off == none ]] || args+=(--disable "$off")
 	want=$(kernel_features)
 	case $off in
 	none) ;;
@@ -273,6 +276,43 @@ test_features_direct() { features direct; }
 test_features_batch_return() { features batch-return; }
 test_features_min_wait() { features min-wait; }
 test_features_all() { features all; }
+
+# l2_buffers: the 64 KiB buffers CPU 0's L2 holds, as the server counts
+# them (a power of two, 16 to 256): its size from sysfs, else from the C
+# library, else 1 MiB, as the server reads it.
+l2_buffers() {
+	local d size='' n=256
+	for d in /sys/devices/system/cpu/cpu0/cache/index*; do
+		[[ $(cat "$d/level" 2>/dev/null) == 2 && $(cat "$d/type") != Instruction ]] || continue
+		size=$(cat "$d/size")
+		case $size in
+		*K) size=$((${size%K} * 1024)) ;;
+		*M) size=$((${size%M} * 1048576)) ;;
+		esac
+		break
+	done
+	[[ -n $size ]] || size=$(getconf LEVEL2_CACHE_SIZE 2>/dev/null)
+	((${size:-0} > 0)) || size=1048576
+	while ((n > 16 && n * 65536 > size)); do n=$((n / 2)); done
+	echo "$n"
+}
+
+# Without flags: no batched wait (off by default: at equal load it cost
+# more than it saved), and the buffers one core's L2 holds.
+test_defaults() {
+	local c want
+	start_uring
+	ok $? "start"
+	[[ $(start_field features) != *min-wait* && $(start_field min_wait_us) == 0 ]]
+	ok $? "the start line: no min-wait among the features, min_wait_us=0"
+	want=$(l2_buffers)
+	is "$(start_field buffers)" "${want}x65536" "as many 64 KiB buffers as CPU 0's L2 holds"
+	spare_ok "50 connections for 2 s" -t 50 -d 2
+	stop_uring
+	is $? 0 "clean exit"
+	c=$(counter batch_waits)
+	is "${c:-none}" 0 "no batched wait taken under load"
+}
 
 # The default listener has TCP_NODELAY (for its accepted sockets to
 # inherit: nodelay-inherited).

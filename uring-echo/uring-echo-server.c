@@ -30,11 +30,18 @@
  *   inherits it;
  * - batch-return: buffers sent go back to the ring in one tail update per
  *   turn of the loop, not one each;
- * - min-wait: once a turn reaps --min-batch completions or more (16), the
- *   next wait asks for as many for up to --min-wait microseconds, then
- *   returns with what has come, or at the first after that (6.12,
- *   IORING_FEAT_MIN_TIMEOUT): fewer wake-ups under load, at most that
- *   delay added to a reply. Not after a small turn: every echo is two
+ * - min-wait, only when --min-wait USEC asks for it: once a turn reaps
+ *   --min-batch completions or more (16), the next wait asks for as many
+ *   for up to USEC microseconds, then returns with what has come, or at
+ *   the first after that (6.12, IORING_FEAT_MIN_TIMEOUT): fewer wake-ups
+ *   under load, at most that delay added to a reply. Off by default: at
+ *   equal load, 64-byte messages at 3/4 of capacity, it made uring 1.13 x
+ *   user's CPU per echo over 50 connections and 1.23 x over 1,000, and
+ *   its p50 1.4-1.5 x, where without it uring is 0.94-0.95 x; the extra
+ *   time is in TCP receive (1.38 us an echo against 1.11) and interrupts
+ *   (3.65 against 3.50), by the profile (results/README.md, "uring's
+ *   batched wait"). What it buys is a closed loop's rate: replies in
+ *   bursts cost the client less. Not after a small turn: every echo is two
  *   completions (its receive, its send), so at a moderate load nearly
  *   every turn reaps two, and a batched wait after each armed a timer that
  *   expired before the batch came. At 20,000 msg/s over 50 connections
@@ -80,6 +87,9 @@
 #define MAX_DIRECT	65536		/* direct descriptors per ring, at most */
 #define MIN_BATCH_DEFAULT 16		/* --min-batch: see wait_turn */
 #define SEND_IOV	32		/* chunks one sendmsg sends, at most */
+#define BUFFERS_MIN	16		/* --buffers' default: at least, */
+#define BUFFERS_MAX	256		/* at most */
+#define L2_UNKNOWN	(1u << 20)	/* an L2 cache we cannot read: 1 MiB */
 
 /* What the headers of liburing 2.3 (Debian 12) lack. */
 #ifndef IORING_FEAT_MIN_TIMEOUT
@@ -157,7 +167,7 @@ static struct {
 	unsigned int port;
 	unsigned int workers;
 	int backlog;
-	unsigned int buffers;		/* per ring, a power of two */
+	unsigned int buffers;		/* per ring, a power of two; 0: L2's */
 	unsigned int buffer_size;
 	unsigned int conn_buffers;	/* at most this many held per connection */
 	unsigned int busy_poll_us;	/* 0: wait for a completion at once */
@@ -167,9 +177,9 @@ static struct {
 	unsigned int disabled;		/* features --disable switched off */
 	bool sqpoll;
 } opt = {
-	.port = ECHOLAB_PORT, .workers = 1, .backlog = 4096, .buffers = 256,
+	.port = ECHOLAB_PORT, .workers = 1, .backlog = 4096, .buffers = 0,
 	.buffer_size = 65536, .conn_buffers = 16, .ring_entries = 256,
-	.min_wait_us = 50, .min_batch = MIN_BATCH_DEFAULT,
+	.min_wait_us = 0, .min_batch = MIN_BATCH_DEFAULT,
 };
 
 static int stop_fd = -1;	/* eventfd: readable once we must stop */
@@ -215,18 +225,21 @@ static void usage(FILE *f)
 "                        (IORING_SETUP_SQPOLL): no io_uring_enter to submit,\n"
 "                        a CPU spinning while there is work instead\n"
 "      --buffers N       provided buffers per ring, a power of two\n"
-"                        (default 256)\n"
+"                        (default: as many as fit in one core's L2 cache,\n"
+"                        %u to %u; 32 of 64 KiB in a 2 MiB L2)\n"
 "      --buffer-size N   bytes per buffer (default 65536: a 64 KiB message\n"
 "                        in one receive, not sixteen)\n"
 "      --conn-buffers N  buffers one connection may hold before its\n"
 "                        receive pauses (default 16)\n"
 "      --ring-entries N  submission queue entries per ring, the completion\n"
 "                        queue 4 x as many (default 256)\n"
-"      --min-wait USEC   once a turn reaps --min-batch completions or more,\n"
-"                        wait for as many for up to USEC, then for any one\n"
-"                        (1 to 10000, default 50; Linux 6.12 or later)\n"
-"      --min-batch N     the completions a turn must reap for the next wait\n"
-"                        to be a batched one (2 to 4096, default %u)\n"
+"      --min-wait USEC   batched waits: once a turn reaps --min-batch\n"
+"                        completions or more, wait for as many for up to\n"
+"                        USEC, then for any one (1 to 10000; Linux 6.12 or\n"
+"                        later; default: off, see uring-echo/README.md)\n"
+"      --min-batch N     with --min-wait: the completions a turn must reap\n"
+"                        for the next wait to be a batched one (2 to 4096,\n"
+"                        default %u)\n"
 "      --disable LIST    switch off these features, comma-separated, to\n"
 "                        measure them or to use the older path: ring-fd,\n"
 "                        direct, batch-return, min-wait, or all\n"
@@ -241,7 +254,7 @@ static void usage(FILE *f)
 "Needs Linux 6.0 or later (multishot receive, provided-buffer rings).\n"
 "SIGINT or SIGTERM stops it. Exit status: 0 after a clean stop, 1 when it\n"
 "cannot serve (port busy, io_uring missing or disabled), 2 on bad usage.\n",
-		prog, MIN_BATCH_DEFAULT);
+		prog, BUFFERS_MIN, BUFFERS_MAX, MIN_BATCH_DEFAULT);
 }
 
 /* --disable's list: the features it names, or a usage error. */
@@ -271,11 +284,89 @@ static unsigned int parse_features(const char *list)
 	return bits;
 }
 
+/*
+ * One core's L2 cache in bytes, as the kernel describes CPU 0's caches
+ * (any architecture), else as the C library reads it; 0 when neither
+ * knows.
+ */
+static unsigned long l2_bytes(void)
+{
+	char path[96], line[32];
+	unsigned long size = 0;
+	unsigned int i;
+
+	for (i = 0; i < 16 && !size; i++) {
+		FILE *f;
+		int level = 0;
+		char unit = 0;
+
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu0/cache/index%u/level", i);
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		if (fscanf(f, "%d", &level) != 1)
+			level = 0;
+		fclose(f);
+		if (level != 2)
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu0/cache/index%u/type", i);
+		f = fopen(path, "r");
+		if (f && fgets(line, sizeof(line), f) &&
+		    !strncmp(line, "Instruction", 11)) {
+			fclose(f);
+			continue;
+		}
+		if (f)
+			fclose(f);
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu0/cache/index%u/size", i);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%lu%c", &size, &unit) >= 1)
+			size <<= unit == 'K' ? 10 : unit == 'M' ? 20 : 0;
+		fclose(f);
+	}
+	if (!size) {
+		long n = sysconf(_SC_LEVEL2_CACHE_SIZE);
+
+		size = n > 0 ? (unsigned long)n : 0;
+	}
+	return size;
+}
+
+/*
+ * --buffers' default: as many buffers as one core's L2 holds. The kernel
+ * hands out a ring's buffers in turn, so every receive lands in the next
+ * one: 256 buffers of 64 KiB are 16 MiB walked through, where user reads
+ * into one 256 KiB buffer. At 16 KiB and 14,400 msg/s that made uring's
+ * two copies 2.27 us an echo against user's 1.69, and 32 buffers (2 MiB,
+ * this machine's L2) 1.71 (results/README.md, "Why uring's copies cost
+ * more"). Never fewer than --conn-buffers, nor than 16 (a ring that runs
+ * dry pauses receives until buffers return); never more than 256.
+ */
+static unsigned int default_buffers(void)
+{
+	unsigned long l2 = l2_bytes();
+	unsigned int n = BUFFERS_MAX, floor = BUFFERS_MIN;
+
+	if (!l2)
+		l2 = L2_UNKNOWN;
+	while (n > 1 && (unsigned long)n * opt.buffer_size > l2)
+		n /= 2;
+	while (floor < opt.conn_buffers)
+		floor *= 2;
+	return n < floor ? floor : n;
+}
+
 static void parse_args(int argc, char **argv)
 {
 	enum { OPT_SQPOLL = 256, OPT_BUFFERS, OPT_BUFFER_SIZE, OPT_CONN_BUFFERS,
 	       OPT_ADDR, OPT_BUSY_POLL, OPT_RING_ENTRIES, OPT_MIN_WAIT,
 	       OPT_MIN_BATCH, OPT_DISABLE };
+	bool min_batch_given = false;
 	static const struct option longopts[] = {
 		{ "addr",         required_argument, NULL, OPT_ADDR },
 		{ "port",         required_argument, NULL, 'p' },
@@ -347,6 +438,7 @@ static void parse_args(int argc, char **argv)
 		case OPT_MIN_BATCH:
 			opt.min_batch = parse_num("--min-batch", optarg, 2,
 						  4096);
+			min_batch_given = true;
 			break;
 		case OPT_DISABLE:
 			opt.disabled |= parse_features(optarg);
@@ -366,6 +458,12 @@ static void parse_args(int argc, char **argv)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	if (!opt.buffers)
+		opt.buffers = default_buffers();
+	if (min_batch_given && !opt.min_wait_us)
+		usage_error("--min-batch goes with --min-wait USEC (batched waits are off without it)");
+	if (!opt.min_wait_us)
+		opt.disabled |= FEAT_MIN_WAIT;	/* asked for, or not used */
 	if (opt.conn_buffers > opt.buffers)
 		usage_error("--conn-buffers %u is more than --buffers %u",
 			    opt.conn_buffers, opt.buffers);
