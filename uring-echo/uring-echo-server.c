@@ -36,12 +36,12 @@
  *   the first after that (6.12, IORING_FEAT_MIN_TIMEOUT): fewer wake-ups
  *   under load, at most that delay added to a reply. Off by default: at
  *   equal load, 64-byte messages at 3/4 of capacity, it made uring 1.13 x
- *   user's CPU per echo over 50 connections and 1.23 x over 1,000, and
- *   its p50 1.4-1.5 x, where without it uring is 0.94-0.95 x; the extra
- *   time is in TCP receive (1.38 us an echo against 1.11) and interrupts
- *   (3.65 against 3.50), by the profile (results/README.md, "uring's
- *   batched wait"). What it buys is a closed loop's rate: replies in
- *   bursts cost the client less. Not after a small turn: every echo is two
+ *   user's CPU per echo over 50 connections and 1.23-1.24 x over 1,000,
+ *   and its p50 1.4-1.5 x, where without it uring is 0.94-0.96 x; the
+ *   extra time is in TCP receive (1.38 us an echo against 1.11) and
+ *   interrupts (3.65 against 3.50), by the profile (results/README.md,
+ *   "uring's defaults, judged at equal load"). What it buys is a closed
+ *   loop's rate: replies in bursts cost the client less. Not after a small turn: every echo is two
  *   completions (its receive, its send), so at a moderate load nearly
  *   every turn reaps two, and a batched wait after each armed a timer that
  *   expired before the batch came. At 20,000 msg/s over 50 connections
@@ -350,15 +350,15 @@ static unsigned long l2_bytes(void)
 static unsigned int default_buffers(void)
 {
 	unsigned long l2 = l2_bytes();
-	unsigned int n = BUFFERS_MAX, floor = BUFFERS_MIN;
+	unsigned int n = BUFFERS_MAX, least = BUFFERS_MIN;
 
 	if (!l2)
 		l2 = L2_UNKNOWN;
 	while (n > 1 && (unsigned long)n * opt.buffer_size > l2)
 		n /= 2;
-	while (floor < opt.conn_buffers)
-		floor *= 2;
-	return n < floor ? floor : n;
+	while (least < opt.conn_buffers)	/* a power of two, as n is */
+		least *= 2;
+	return n < least ? least : n;
 }
 
 static void parse_args(int argc, char **argv)
