@@ -186,26 +186,53 @@ static bool valid_label(const char *s)
 
 /* ---- setup ------------------------------------------------------------ */
 
-/* cpu_set_parse for flag: a usage error when the list is malformed or names no
- * CPU this process may run on (before --cpus narrows that). */
+/* The CPUs online here, from sysfs; every CPU sysconf counts where sysfs
+ * cannot be read. */
+static void online_cpus(cpu_set_t *set)
+{
+	char buf[256];
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+	bool ok = f && fgets(buf, sizeof(buf), f) &&
+		  cpu_set_parse(strtok(buf, "\n"), set);
+
+	if (f)
+		fclose(f);
+	if (!ok) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		CPU_ZERO(set);
+		for (long i = 0; i < n && i < CPU_SETSIZE; i++)
+			CPU_SET(i, set);
+	}
+}
+
+/* cpu_set_parse for flag: a usage error when the list is malformed or names
+ * no CPU it could mean. The load threads' CPUs (--cpus) must be ones this
+ * process may run on, before --cpus narrows that (taskset may have narrowed
+ * it already); the server's (--server-cpus) need only be online, as the
+ * server runs elsewhere. */
 static void parse_cpus(const char *flag, const char *list, cpu_set_t *set)
 {
-	static cpu_set_t online;
-	static bool have_online;
+	bool mine = !strcmp(flag, "--cpus");
+	cpu_set_t can, both;
+	char can_list[256];
 
 	if (!cpu_set_parse(list, set))
 		usage_error("%s: '%s' is not a CPU list such as 1, 0,2 or 2-3",
 			    flag, list);
-	if (!have_online)
-		have_online = !sched_getaffinity(0, sizeof(online), &online);
-	if (have_online) {
-		cpu_set_t both;
-
-		CPU_AND(&both, &online, set);
-		if (!CPU_COUNT(&both))
-			usage_error("%s %s: none of these CPUs is online here (this machine has %ld)",
-				    flag, list, sysconf(_SC_NPROCESSORS_ONLN));
-	}
+	if (!mine)
+		online_cpus(&can);
+	else if (sched_getaffinity(0, sizeof(can), &can))
+		return;	/* nothing to check against; the run will say */
+	CPU_AND(&both, &can, set);
+	if (CPU_COUNT(&both))
+		return;
+	cpu_set_format(&can, can_list, sizeof(can_list));
+	if (mine)
+		usage_error("%s %s: bench may not run on any of these CPUs (it may run on %s)",
+			    flag, list, can_list);
+	usage_error("%s %s: none of these CPUs is online here (online: %s)",
+		    flag, list, can_list);
 }
 
 /* The server's CPUs and the client's, whose time per echo bench reports;

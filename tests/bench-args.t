@@ -13,6 +13,9 @@
 #   connections-with-messages more-threads-than-connections bad-arrivals
 #   arrivals-without-rate seed-without-connections rate-over-connections
 #   window-without-connections window-with-rate window-too-deep
+#   taskset               under taskset -c 1 (bench pinned by its caller):
+#                         --server-cpus 0 is taken, the server runs there;
+#                         --cpus 0 is refused, naming the CPU bench may use
 #   help                  --help: exit 0, every flag listed
 #   too-many-threads      -t 500 under ulimit -n 100: refused, names the limit
 #   too-many-connections  -c 500 under ulimit -n 100: refused, names the flag
@@ -28,7 +31,7 @@ ALL_TESTS="unknown-flag zero-threads not-a-number negative-rounds missing-value
 	connections-without-duration connections-with-messages
 	more-threads-than-connections bad-arrivals arrivals-without-rate
 	seed-without-connections rate-over-connections
-	window-without-connections window-with-rate window-too-deep
+	window-without-connections window-with-rate window-too-deep taskset
 	help too-many-threads too-many-connections refused"
 select_cases "$@"
 
@@ -55,7 +58,7 @@ test_duration_with_rounds() { expect_usage "--duration cannot be combined with -
 test_stray_argument() { expect_usage "unexpected argument 'extra'" -t 1 extra; }
 test_unknown_host() { expect_usage "--host: cannot resolve 'no.such.host.invalid'" -H no.such.host.invalid; }
 test_bad_cpu_list() { expect_usage "--cpus: 'x' is not a CPU list" --cpus x; }
-test_absent_cpu() { expect_usage "--cpus 1000: none of these CPUs is online" --cpus 1000; }
+test_absent_cpu() { expect_usage "--cpus 1000: bench may not run on any of these CPUs \\(it may run on [0-9]" --cpus 1000; }
 test_bad_sched() { expect_usage "--sched: 'fast' is not idle or normal" --sched fast; }
 test_warmup_without_duration() { expect_usage "--warmup needs --duration" --warmup 1 -t 1; }
 test_warmup_not_a_number() { expect_usage "--warmup: 'soon' is not a number" -d 2 --warmup soon; }
@@ -73,6 +76,28 @@ test_rate_over_connections() { expect_usage "--rate 3000000 over 2 connections" 
 test_window_without_connections() { expect_usage "--window keeps bytes out on the event engine's connections" --window 65536 -t 1 -d 1; }
 test_window_with_rate() { expect_usage "--window is a closed loop" -c 2 -d 1 -R 100 --window 65536; }
 test_window_too_deep() { expect_usage "--window 1048576 of 1-byte messages is 1048576 messages out" -c 8 -d 1 -s 1 --window 1048576; }
+
+# A caller that pins bench (taskset -c 1, as a by-hand measurement does)
+# still names the server's CPU 0; the load threads' CPUs must be bench's.
+# The refused port makes the accepted run end at once, exit 1.
+test_taskset() {
+	local out rc port=$SPARE_PORT
+	if (($(nproc --all) < 2)); then
+		skip "taskset: --server-cpus 0 taken" "one CPU"
+		skip "taskset: --cpus 0 refused" "one CPU"
+		return
+	fi
+	out=$(bounded 20 taskset -c 1 "$BENCH" -t 1 -r 1 -p "$port" -T 500 -q \
+		--server-cpus 0 -o /dev/null 2>&1)
+	rc=$?
+	is "$rc" 1 "--server-cpus 0 taken under taskset -c 1: the run is made, and fails on the refused port" ||
+		diag "$out"
+	out=$(taskset -c 1 "$BENCH" -o /dev/null --cpus 0 2>&1 >/dev/null)
+	rc=$?
+	is "$rc" 2 "--cpus 0 under taskset -c 1: exit 2"
+	like "${out%%$'\n'*}" "^bench: --cpus 0: bench may not run on any of these CPUs \(it may run on 1\)" \
+		"says which CPUs bench may use"
+}
 
 test_help() {
 	local out
