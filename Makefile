@@ -99,7 +99,7 @@ UNIT_TESTS := $(wildcard tests/stats.t tests/interval.t tests/summarize.t tests/
 FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho run \
 	sockmap uring user window \
 	contract:user,uring,ebpf,kecho-unbound \
-	compare:native,interrupted,usage \
+	compare:native,interrupted,refused,usage \
 	curve:usage \
 	ftrace:funclat,trace,percall,copies,wq-latency,interrupted \
 	knee:usage,declared \

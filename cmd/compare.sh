@@ -571,7 +571,11 @@ bench_run() {
 		--meta "where=$WHERE" --meta "placement=$PLACEMENT" \
 		--meta "workload=${WORKLOAD:-custom}" \
 		${NETEM:+--meta "netem=$NETEM"} "${relay[@]}" \
-		"${CLIENT_PLACE[@]}" "${BENCH_ARGS[@]}" "$@" || true
+		"${CLIENT_PLACE[@]}" "${BENCH_ARGS[@]}" "$@" ||
+		# Exit 2: bench refused the arguments (the sweep's with the
+		# user's: -c N -R RATE without -d only fails here). Every run
+		# would fail alike; run_one ends the comparison on the mark.
+		{ (($? != 2)) || : >"$OUT/.bench-refused"; }
 }
 
 # run_one LABEL SERVER REP TAG [BENCH-ARGS... --] [START-OPTIONS...]: a
@@ -621,6 +625,10 @@ run_one() {
 	(server_stop) 2>&1 | sed 's/^/    /'
 	RUNNING=
 	[[ -z $NETNS_UP ]] || netns_down
+	if [[ -e $OUT/.bench-refused ]]; then
+		rm -f "$OUT/.bench-refused"
+		usage_error "bench refused its arguments (its message is above): nothing more is measured. bench arguments: ${BENCH_ARGS[*]} ${extra[*]}"
+	fi
 }
 
 # plan: "label server [start options]" per variant to measure, in order.
@@ -952,6 +960,9 @@ write_summary() {
 				echo "client caught up):"
 				echo
 				sed 's/^/- /' "$OUT/.left-out"
+				echo
+			elif ((${#files[@]} == 0)); then
+				echo "No run was recorded here (compare's output says why)."
 				echo
 			elif ((EQUAL)); then
 				echo "Every run achieved the offered $v msg/s within $(awk -v t="$RATE_TOLERANCE" 'BEGIN { print 100 * t }')%."

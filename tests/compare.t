@@ -50,6 +50,10 @@
 #   sizes-interrupted  SIGTERM to --sizes' own process alone (kill PID):
 #                the size being measured stops too, exit 130 within 5 s,
 #                no server left, its samples kept, the next size never run
+#   refused      bench arguments that pass alone but not with the sweep's
+#                (-c 5 with --rates and no -d: bench's -R needs -d): exit
+#                2 at the first run, saying so, no raw file, no summary
+#                that claims a run, nothing left behind
 #   usage        bad --repeat, --precision, bench flags, --workload,
 #                --servers, --rates, --sizes and --seed, and --rates with
 #                a closed loop or -R, exit 2, and write nothing
@@ -57,7 +61,7 @@ set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 ALL_TESTS="native sweep loopback names stream placement verdict equal sizes precision bypass
-	proxy interrupted sizes-interrupted usage"
+	proxy interrupted sizes-interrupted refused usage"
 select_cases "$@"
 root_or_bail_out
 
@@ -584,6 +588,26 @@ test_sizes_interrupted() {
 }
 
 # Usage errors: exit 2, before anything starts or is written.
+# Until 2026-11-27 compare went on through every run of such a command,
+# each bench refused, and wrote a summary.md that said every run had
+# achieved the offered rate.
+test_refused() {
+	local out rc before
+	before=$(leftovers_or_why)
+	out=$(bounded 120 "$RUN" compare --servers user --rates 2000 --repeat 3 \
+		--out "$TMP/refused" -c 5 2>&1)
+	rc=$?
+	is "$rc" 2 "-c 5 with --rates and no -d: exit 2"
+	like "$out" "bench: --rate needs --duration" "bench's own reason shown"
+	like "$out" "bench refused its arguments.*nothing more is measured" "compare says it stopped, and why"
+	ok "$(grep -c "running: pid" <<<"$out" | awk '{ print ($1 != 1) }')" "stopped at the first run (one server start)" ||
+		diag "$out"
+	is "$(find "$TMP/refused" -name '*.tsv' | wc -l)" 0 "no raw file"
+	[[ ! -e $TMP/refused/summary.md ]]
+	ok $? "no summary.md"
+	nothing_left_since refused "$before"
+}
+
 test_usage() {
 	local out
 	out=$("$RUN" compare --repeat 0 2>&1)
