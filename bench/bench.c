@@ -192,11 +192,14 @@ static void online_cpus(cpu_set_t *set)
 {
 	char buf[256];
 	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
-	bool ok = f && fgets(buf, sizeof(buf), f) &&
-		  cpu_set_parse(strtok(buf, "\n"), set);
+	bool ok = f && fgets(buf, sizeof(buf), f);
 
 	if (f)
 		fclose(f);
+	if (ok) {
+		buf[strcspn(buf, "\n")] = '\0';
+		ok = cpu_set_parse(buf, set);
+	}
 	if (!ok) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
