@@ -21,13 +21,18 @@
 #                 base cost measured without it, within 15% (the median
 #                 of 5 interleaved pairs' ratios). /proc/stat's tick-sampled fields
 #                 would read about half (skipped on one CPU)
+#   crosscheck    cmd/crosscheck.sh, user at 5000 msg/s over 10 connections:
+#                 one line per run, its own reading (wall-clock window minus
+#                 /proc/stat's idle) within 15% of bench's, the loopback's
+#                 steering put back and no server left; a load without -d
+#                 refused, exit 2 (skipped on one CPU)
 # Each case runs on a user server placed as it needs, reused when one
 # runs so placed (the result 'started' in the case that started it).
 # shellcheck disable=SC2016 # awk programs, in single quotes
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-ALL_TESTS="span warmup reconnect cpu-split cpu-unplaced cpu-known"
+ALL_TESTS="span warmup reconnect cpu-split cpu-unplaced cpu-known crosscheck"
 select_cases "$@"
 root_or_bail_out
 
@@ -276,6 +281,32 @@ test_cpu_known() {
 	r=$(median "${ratios[@]:-}")
 	[[ ${#ratios[*]} == 5 && $r =~ ^[0-9.]+$ ]] && awk -v r="$r" 'BEGIN { exit !(r >= 0.85 && r <= 1.15) }'
 	ok $? "cpu-known: 50 us a message reads as the base cost plus 50 us, within 15% (median ratio ${r:-none} of ${ratios[*]:-no pairs})"
+}
+
+# The suite's figure read by a script that shares nothing with bench but
+# the echo count: the two must agree (the issue's independent reading).
+test_crosscheck() {
+	local out rc line mine theirs rps_before
+	if fact one-cpu >/dev/null; then
+		skip "crosscheck: its reading within 15% of bench's" one-cpu
+		return
+	fi
+	stop_all
+	rps_before=$(<"$LO_RPS")
+	out=$(bounded 60 "$ROOT/cmd/crosscheck.sh" --rounds 1 --bench "-c 10 -R 5000 -d 3" user 2>&1)
+	rc=$?
+	is "$rc" 0 "crosscheck: exit 0" || { diag "$out"; return; }
+	line=$(grep '^round=1 ' <<<"$out")
+	is "$(grep -c '^round=' <<<"$out")" 1 "crosscheck: one line for one round, one load, one server"
+	mine=$(field "$line" stat_us_per_echo) theirs=$(field "$line" bench_says)
+	awk -v m="$mine" -v t="$theirs" 'BEGIN { exit !(m > 0 && t > 0 && m / t > 0.85 && m / t < 1.15) }'
+	ok $? "crosscheck: window minus idle read outside bench ($mine us) within 15% of bench's ($theirs us)" ||
+		diag "$line"
+	is "$(<"$LO_RPS")" "$rps_before" "crosscheck: the loopback's steering put back"
+	port_free "$PORT"
+	ok $? "crosscheck: no server left on port $PORT"
+	out=$("$ROOT/cmd/crosscheck.sh" --bench "-c 10 -R 2000" user 2>&1)
+	is $? 2 "crosscheck: a load without -d refused, exit 2"
 }
 
 run_tests
