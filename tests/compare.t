@@ -587,10 +587,10 @@ test_sizes_interrupted() {
 	ok $? "the next size never started"
 }
 
-# Usage errors: exit 2, before anything starts or is written.
-# Until 2026-11-27 compare went on through every run of such a command,
-# each bench refused, and wrote a summary.md that said every run had
-# achieved the offered rate.
+# Bench arguments that bench refuses only with the sweep's own: the first
+# run ends the comparison. Until 2026-11-27 compare went on through every
+# run of such a command, each bench refused, and wrote a summary.md that
+# said every run had achieved the offered rate.
 test_refused() {
 	local out rc before
 	before=$(leftovers_or_why)
@@ -608,6 +608,7 @@ test_refused() {
 	nothing_left_since refused "$before"
 }
 
+# Usage errors: exit 2, before anything starts or is written.
 test_usage() {
 	local out
 	out=$("$RUN" compare --repeat 0 2>&1)
