@@ -210,13 +210,13 @@ static void online_cpus(cpu_set_t *set)
 }
 
 /* cpu_set_parse for flag: a usage error when the list is malformed or names
- * no CPU it could mean. The load threads' CPUs (--cpus) must be ones this
+ * no CPU it could mean. The load threads' CPUs (mine: --cpus) must be ones this
  * process may run on, before --cpus narrows that (taskset may have narrowed
  * it already); the server's (--server-cpus) need only be online, as the
  * server runs elsewhere. */
-static void parse_cpus(const char *flag, const char *list, cpu_set_t *set)
+static void parse_cpus(const char *flag, const char *list, cpu_set_t *set,
+		       bool mine)
 {
-	bool mine = !strcmp(flag, "--cpus");
 	cpu_set_t can, both;
 	char can_list[256];
 
@@ -407,12 +407,12 @@ static bool parse_place_option(int c)
 		given.cpus_all = !strcmp(optarg, "all");
 		if (given.cpus_all)
 			break;	/* every CPU, run.sh's placement or not */
-		parse_cpus("--cpus", optarg, &given.cpus);
+		parse_cpus("--cpus", optarg, &given.cpus, true);
 		cfg.cpus = optarg;
 		client_set = given.cpus;
 		break;
 	case 'U':
-		parse_cpus("--server-cpus", optarg, &server_set);
+		parse_cpus("--server-cpus", optarg, &server_set, false);
 		given.server_cpus = true;
 		break;
 	default:
