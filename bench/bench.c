@@ -59,6 +59,7 @@
 #include "env.h"
 #include "event.h"
 #include "load.h"
+#include "mismatch.h"
 #include "rawfile.h"
 #include "record.h"
 #include "settings.h"
@@ -1325,6 +1326,8 @@ static void write_end_metadata(const struct bench *b)
 		b->bound ? "client" :
 		isnan(s->delay_share) && isnan(s->rq_share) ? "unknown" : "server",
 		stop ? "# interrupted=1\n" : "");
+	if (mismatch_first())
+		dprintf(fd, "# first_mismatch=%s\n", mismatch_first());
 	if (b->load.unstamped)
 		dprintf(fd, "# unstamped=%llu\n",
 			(unsigned long long)b->load.unstamped);

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "event.h"
+#include "mismatch.h"
 #include "record.h"
 #include "settings.h"
 #include "worker.h"
@@ -393,18 +394,21 @@ static bool conn_match(struct engine *e, struct conn *c, const unsigned char *p,
 		if (off < cfg.hdr_len) {
 			size_t m = cfg.hdr_len - off < k ? cfg.hdr_len - off : k;
 
-			if (memcmp(p, (unsigned char *)&h + off, m))
-				return false;
-			if (k > m && memcmp(p + m, cfg.body, k - m))
-				return false;
+			if (memcmp(p, (unsigned char *)&h + off, m) ||
+			    (k > m && memcmp(p + m, cfg.body, k - m)))
+				goto differs;
 		} else if (memcmp(p, cfg.body + (off - cfg.hdr_len), k)) {
-			return false;
+			goto differs;
 		}
 		c->recv_off += k;
 		p += k;
 		n -= k;
 		if (c->recv_off == cfg.size)
 			complete_head(e, c, now, stamp_mono);
+		continue;
+differs:
+		mismatch_report(c->id, &h, off, p, k);
+		return false;
 	}
 	return true;
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "load.h"
+#include "mismatch.h"
 #include "record.h"
 #include "settings.h"
 #include "worker.h"
@@ -179,8 +180,10 @@ static enum status echo_interleaved(struct worker *w, int fd, size_t sent)
 					continue;
 				return status_from_errno(errno);
 			}
-			if (!echo_matches(w, got, w->rbuf, (size_t)n))
+			if (!echo_matches(w, got, w->rbuf, (size_t)n)) {
+				mismatch_report(w->id, &w->hdr, got, w->rbuf, (size_t)n);
 				return ST_MISMATCH;
+			}
 			got += (size_t)n;
 		}
 	}
@@ -245,6 +248,7 @@ static enum status echo_once(struct worker *w, int fd, unsigned int round,
 			break;
 		}
 		if (!echo_matches(w, got, w->rbuf, (size_t)n)) {
+			mismatch_report(w->id, &w->hdr, got, w->rbuf, (size_t)n);
 			st = ST_MISMATCH;
 			break;
 		}

@@ -23,7 +23,10 @@
 #                      echo whole and exact, the raw file's window= and
 #                      depth=, the stream line's MiB/s and CPU per MiB
 #   stream-wrong       one flipped byte in each connection's echo: exit 1,
-#                      the message that holds it a mismatch, those before ok
+#                      the message that holds it a mismatch, those before ok,
+#                      stderr naming the byte (once)
+#   stream-repeat      1,000 bytes of each connection's echo sent twice:
+#                      bench says a repeat, of how many bytes, from where
 #   stream-short       an echo that stops short (EOF): exit 1, the message
 #                      cut short failed, the one before ok
 # The cases that need a server start a user server when none runs (the
@@ -32,7 +35,7 @@ set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 ALL_TESTS="closed 1MiB-messages rate poisson uniform seed stall killed
-	nothing-listening stream-window stream stream-wrong stream-short"
+	nothing-listening stream-window stream stream-wrong stream-repeat stream-short"
 select_cases "$@"
 root_or_bail_out
 
@@ -310,7 +313,7 @@ fault_stream() {
 	stop_all
 	spin_start "$2" "$3" || return 1
 	out=$(bounded 30 "$BENCH" -p "$SPARE_PORT" -c 1 --window 262144 -s 65536 -d 1 -T 1000 -q \
-		-o "$runs/$1.tsv" 2>/dev/null)
+		-o "$runs/$1.tsv" 2>"$runs/$1.err")
 	status=$?
 	spin_stop
 }
@@ -325,7 +328,26 @@ test_stream_wrong() {
 	mismatches=$(awk -F'\t' '!/^#/ && $NF == "mismatch"' "$runs/wrong.tsv" | wc -l)
 	((mismatches >= 1 && $(field "$out" ok) == 3 * mismatches))
 	ok $? "stream-wrong: each connection's fourth message a mismatch, the three before ok"
+	# Byte 3,392 of that message (200,000 - 196,608); the 16 bytes from it
+	# on, one bit off, are nowhere in the message.
+	grep -q "the echo of a 65536-byte message differs from byte 3392 on: the bytes read there are not from the message" "$runs/wrong.err"
+	ok $? "stream-wrong: stderr names the byte, and that what came is not the message's"
+	grep -c "differs from byte" "$runs/wrong.err" | grep -qx 1
+	ok $? "stream-wrong: only the first mismatch told"
+	grep -q "^# first_mismatch=thread 0: the echo of a 65536-byte message differs from byte 3392 on: the bytes read there are not from the message$" "$runs/wrong.tsv"
+	ok $? "stream-wrong: the raw file keeps it (first_mismatch)"
 	diag "stream-wrong: ok $(field "$out" ok), failed $(field "$out" failed); $(failed_statuses "$runs/wrong.tsv" | tr '\n' ' ')"
+}
+
+test_stream_repeat() {
+	local out status
+	fault_stream repeat repeat 200000 || return
+	is "$status" 1 "stream-repeat: 1,000 bytes sent twice: exit 1"
+	# The fourth message again: at its byte 3,392 come its bytes from
+	# 2,392 on a second time.
+	grep -q "^# first_mismatch=thread 0: the echo of a 65536-byte message differs from byte 3392 on: the bytes read there are its bytes from 2392 on, a repeat of 1000 bytes$" "$runs/repeat.tsv"
+	ok $? "stream-repeat: the raw file says a repeat of 1000 bytes, from byte 2392 at 3392"
+	diag "stream-repeat: $(cat "$runs/repeat.err")"
 }
 
 test_stream_short() {

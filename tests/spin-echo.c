@@ -6,7 +6,7 @@
  * advance (tests/window.t's cpu-known case); or, with a FAULT, an echo
  * that goes wrong in one known way (tests/stream.t):
  *
- *   spin-echo PORT SIZE SPIN_US [sink | flip OFFSET | short BYTES]
+ *   spin-echo PORT SIZE SPIN_US [sink | flip OFFSET | short BYTES | repeat OFFSET]
  *
  *   sink          reads and never writes; when a connection closes it
  *                 prints "closed bytes=N", N the bytes it read from it
@@ -15,6 +15,10 @@
  *   short BYTES   echoes the first BYTES of each connection, then ends
  *                 its side (shutdown for writing: the client reads EOF)
  *                 and reads on, discarding
+ *   repeat OFFSET echoes, but the REPEAT_BYTES bytes before OFFSET of each
+ *                 connection's stream come back twice, the second time
+ *                 right after the first: what a receive path that hands
+ *                 on a retransmission's old bytes again does
  *
  * Listens on 127.0.0.1:PORT, one thread, epoll over every connection.
  * For each read it spins, on CLOCK_THREAD_CPUTIME_ID, SPIN_US for every
@@ -39,13 +43,15 @@
 
 #define MAX_CONNS	1024
 #define BUF_BYTES	65536
+#define REPEAT_BYTES	1000
 
 static long pending[MAX_CONNS];	/* bytes read toward the next spin, per fd */
 static long long seen[MAX_CONNS];	/* bytes read from each fd before this read */
 
-enum fault { NONE, SINK, FLIP, SHORT };
+enum fault { NONE, SINK, FLIP, SHORT, REPEAT };
 static enum fault fault;
-static long long fault_at;		/* flip's OFFSET, short's BYTES */
+static long long fault_at;		/* flip's and repeat's OFFSET, short's BYTES */
+static char repeated[MAX_CONNS][REPEAT_BYTES];	/* repeat's, per fd */
 
 static long thread_ns(void)
 {
@@ -81,12 +87,25 @@ static int listen_on(int port)
 	return fd;
 }
 
+/* 0 once all len bytes at p are written, -1 on an error. */
+static int write_all(int fd, const char *p, ssize_t len)
+{
+	ssize_t w;
+
+	for (; len > 0; p += w, len -= w) {
+		w = write(fd, p, len);
+		if (w < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Echoes what fd holds, spinning per whole message (or does the fault);
  * 0, or -1 when the connection is done. */
 static int echo(int fd, long size, long spin_us)
 {
 	static char buf[BUF_BYTES];
-	ssize_t n = read(fd, buf, sizeof(buf)), off = 0, w;
+	ssize_t n = read(fd, buf, sizeof(buf)), off = 0;
 	long long from = seen[fd];
 
 	if (n <= 0) {
@@ -103,15 +122,24 @@ static int echo(int fd, long size, long spin_us)
 		buf[fault_at - from] ^= 1;
 	if (fault == SHORT && from + n >= fault_at)
 		n = (ssize_t)(fault_at - from);
+	if (fault == REPEAT) {
+		long long lo = fault_at - REPEAT_BYTES;
+		long long a = from > lo ? from : lo;
+		long long b = from + n < fault_at ? from + n : fault_at;
+
+		if (a < b)
+			memcpy(repeated[fd] + (a - lo), buf + (a - from), b - a);
+	}
 	pending[fd] += n;
 	for (; pending[fd] >= size; pending[fd] -= size)
 		spin(spin_us);
-	while (off < n) {
-		w = write(fd, buf + off, n - off);
-		if (w < 0)
+	if (fault == REPEAT && fault_at > from && fault_at <= from + n) {
+		off = fault_at - from;
+		if (write_all(fd, buf, off) || write_all(fd, repeated[fd], REPEAT_BYTES))
 			return -1;
-		off += w;
 	}
+	if (write_all(fd, buf + off, n - off))
+		return -1;
 	if (fault == SHORT && seen[fd] >= fault_at)
 		shutdown(fd, SHUT_WR);
 	return 0;
@@ -128,10 +156,12 @@ static bool parse_fault(int argc, char **argv)
 		fault = FLIP;
 	else if (argc == 6 && !strcmp(argv[4], "short"))
 		fault = SHORT;
+	else if (argc == 6 && !strcmp(argv[4], "repeat"))
+		fault = REPEAT;
 	else
 		return false;
 	fault_at = argc == 6 ? atoll(argv[5]) : 0;
-	return fault == SINK || fault_at > 0;
+	return fault == SINK || (fault_at > 0 && (fault != REPEAT || fault_at >= REPEAT_BYTES));
 }
 
 int main(int argc, char **argv)
@@ -143,7 +173,7 @@ int main(int argc, char **argv)
 	if (argc < 4 || (port = atoi(argv[1])) <= 0 ||
 	    (size = atol(argv[2])) <= 0 || (spin_us = atol(argv[3])) < 0 ||
 	    !parse_fault(argc, argv)) {
-		fprintf(stderr, "usage: spin-echo PORT SIZE SPIN_US [sink | flip OFFSET | short BYTES]\n");
+		fprintf(stderr, "usage: spin-echo PORT SIZE SPIN_US [sink | flip OFFSET | short BYTES | repeat OFFSET]\n");
 		return 2;
 	}
 	lfd = listen_on(port);
