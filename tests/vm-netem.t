@@ -29,6 +29,14 @@
 # took 41.7 s to come up, 2026-11-26, and failed the 100 x 10.) The delay
 # adds 4-6 ms a round trip, nothing beside those seconds.
 #
+# One exception, the kernel's (docs/faults.md, "What the kernel's sk_skb
+# verdict repeats"): a server whose bytes go through an sk_skb verdict
+# (ebpf) gets a retransmission that overlaps bytes it already had whole,
+# and echoes those bytes twice: under this spec 5-10% of its 1 MiB echoes
+# (6.1 and 6.12 alike; 0 with loss and delay alone). Its failures here
+# must all be that: mismatches whose first bytes wrong are a repeat
+# (bench's first_mismatch), never a loss, a timeout or foreign bytes.
+#
 # Cases:
 #   native   natively (no sch_netem on this kernel): refused, --vm named
 #   sizes    1 B, 64 KiB and 1 MiB echoed by every variant
@@ -45,6 +53,8 @@ trap 'rm -rf "$TMP"; ip netns del echolab-cli 2>/dev/null; ip link del echolab-s
 export ECHOLAB_TW_MAX=1000000	# function, not timing
 NETEM="loss 5% delay 2ms 1ms reorder 25% 50% duplicate 1%"
 variant_labels=$(variants | cut -d' ' -f1 | tr '\n' ' ')
+# The variants whose server receives through an sk_skb verdict.
+verdict_labels=$(variants | awk '$2 == "ebpf" { print $1 }' | tr '\n' ' ')
 
 # netem_compare DIR SPEC BENCH-ARGS...: compare --vm --netem SPEC into DIR
 # (a fresh one: guest_run may run it twice).
@@ -59,7 +69,7 @@ netem_compare() {
 # netem_run SPEC ROWS-EACH BENCH-ARGS...: compare --vm --netem SPEC;
 # every variant's rows (sizes, if swept) with ROWS-EACH samples, 0 failed.
 netem_run() {
-	local spec=$1 each=$2 out dir want rows
+	local spec=$1 each=$2 out dir want rows bad
 	shift 2
 	dir=$(mktemp -u -p "$TMP")
 	out=$(guest_run netem_compare "$dir" "$spec" "$@")
@@ -70,14 +80,39 @@ netem_run() {
 	want=$(summary_rows "$dir/summary.md" | awk '{ print $1 }' | sort -u | tr '\n' ' ')
 	is "$want" "$(tr ' ' '\n' <<<"$variant_labels" | grep . | sort | tr '\n' ' ')" "every declared variant measured"
 	rows=$(summary_rows "$dir/summary.md" 2>/dev/null)
-	[[ -n $rows ]] && [[ -z $(awk -v n="$each" '$2 != n || $3 != 0' <<<"$rows") ]]
-	ok $? "every variant, every row: $each samples, 0 failed"
-	awk -v n="$each" '$2 != n || $3 != 0 { print "# row: " $0 }' <<<"$rows"
+	bad=$(awk -v n="$each" -v verdict=" $verdict_labels" \
+		'$2 != n || ($3 != 0 && index(verdict, " " $1 " ") == 0)' <<<"$rows")
+	[[ -n $rows && -z $bad ]]
+	ok $? "every variant, every row: $each samples, 0 failed (${verdict_labels% }: see the next)"
+	[[ -z $bad ]] || diag "rows: $bad"
+	verdict_repeats_only "$dir"
 	# The failed samples themselves (bench's raw rows: the status says why).
 	for f in "$dir"/*.tsv; do
 		awk -v f="${f##*/}" '!/^#/ && $NF != "ok" { print "# failed in " f ": " $0 }' "$f"
 	done 2>/dev/null | head -n 10
 	[[ $out == *"netem ($spec) each way"* ]] || diag "$(tail -n 20 <<<"$out")"
+}
+
+# verdict_repeats_only DIR: each failed echo of a verdict variant in DIR
+# was a mismatch, and each of its raw files with one says its first was
+# a repeat.
+verdict_repeats_only() {
+	local label f failed=0 other=0 said=0 repeats=0
+	for label in $verdict_labels; do
+		for f in "$1/$label"-[0-9]*.tsv "$1/$label"-size[0-9]*.tsv; do
+			[[ -f $f ]] || continue
+			failed=$((failed + $(awk '!/^#/ && $NF != "ok"' "$f" | wc -l)))
+			other=$((other + $(awk '!/^#/ && $NF != "ok" && $NF != "mismatch"' "$f" | wc -l)))
+			if awk '!/^#/ && $NF == "mismatch" { m = 1 } END { exit !m }' "$f"; then
+				said=$((said + 1))
+				grep -q '^# first_mismatch=.*, a repeat of [0-9]* bytes$' "$f" &&
+					repeats=$((repeats + 1))
+			fi
+		done
+	done
+	((other == 0 && repeats == said))
+	ok $? "${verdict_labels% }: what failed was the kernel's repeat and nothing else ($failed failed: $repeats of $said runs' first mismatch a repeat, $other not a mismatch)"
+	grep -h '^# first_mismatch=' "$1"/*.tsv 2>/dev/null | head -n 3
 }
 
 # Natively: refused, and said where it works.
