@@ -115,6 +115,7 @@ struct pair {
 	bool in_map;		/* sockmap: both sockets inserted */
 	bool draining;		/* on the drain list */
 	bool closed;		/* its sockets are closed: freed after the batch */
+	unsigned short port;	/* the client's, naming the pair in -v's lines */
 	struct pair *drain_next;
 	struct pair *dead_next;
 };
@@ -131,6 +132,9 @@ static struct {
 	struct proxy_bpf *skel;
 	int socks_fd, flow_fd, fwd_fd;
 } px = { .epfd = -1, .listen_fd = -1, .sig_fd = -1 };
+
+/* -v: a line about one pair, named by its client's port. */
+#define logp(p, fmt, ...) logv("client port %u: " fmt, (p)->port, ##__VA_ARGS__)
 
 /* The epoll data of the listener and the signalfd. */
 static char listener_tag, signal_tag;
@@ -290,6 +294,8 @@ static void pair_open(int cfd)
 		.sin_port = htons((unsigned short)opt.backend_port),
 		.sin_addr = opt.backend_addr,
 	};
+	struct sockaddr_in peer;
+	socklen_t plen = sizeof(peer);
 	struct epoll_event ev;
 	struct pair *p;
 	unsigned int i;
@@ -310,6 +316,8 @@ static void pair_open(int cfd)
 	}
 	set_nodelay(cfd);
 	set_nodelay(bfd);
+	if (!getpeername(cfd, (struct sockaddr *)&peer, &plen))
+		p->port = ntohs(peer.sin_port);
 	p->e[CLIENT].fd = cfd;
 	p->e[BACKEND].fd = bfd;
 	for (i = 0; i < 2; i++) {
@@ -327,7 +335,7 @@ static void pair_open(int cfd)
 	}
 	if (connect(bfd, (struct sockaddr *)&sa, sizeof(sa)) &&
 	    errno != EINPROGRESS) {
-		logv("connect to the backend: %s\n", strerror(errno));
+		logp(p, "connect to the backend: %s\n", strerror(errno));
 		count.backend_refused++;
 		pair_close(p, true);
 		return;
@@ -496,8 +504,13 @@ static int flush(struct pair *p, unsigned int i)
 		while (d->inpipe) {
 			n = splice(d->pipe[0], NULL, dst, NULL, d->inpipe,
 				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-			if (n < 0)
-				return gone(errno) ? -1 : 0;
+			if (n < 0) {
+				if (!gone(errno))
+					return 0;
+				logp(p, "splice to the %s fd %d: %s\n", side(!i), dst,
+				     strerror(errno));
+				return -1;
+			}
 			d->inpipe -= (size_t)n;
 			d->moved += (size_t)n;
 		}
@@ -507,8 +520,10 @@ static int flush(struct pair *p, unsigned int i)
 	if (d->off == d->len)
 		return 0;
 	n = send_some(dst, d->pend + d->off, d->len - d->off);
-	if (n < 0)
+	if (n < 0) {
+		logp(p, "send to the %s fd %d: %s\n", side(!i), dst, strerror(errno));
 		return -1;
+	}
 	d->off += (size_t)n;
 	d->moved += (size_t)n;
 	if (d->off == d->len) {
@@ -598,7 +613,7 @@ static void publish_forwarded(struct pair *p, unsigned int i)
 
 	if (p->in_map && bpf_map_update_elem(px.fwd_fd, &p->e[i].cookie,
 					     &moved, BPF_EXIST))
-		logv("proxy_forwarded: %s\n", strerror(errno));
+		logp(p, "proxy_forwarded: %s\n", strerror(errno));
 }
 
 /*
@@ -639,8 +654,16 @@ static int pump(struct pair *p, unsigned int i)
 				wait_kernel(p);
 				break;
 			}
-			if (ok < 0 || shutdown(p->e[!i].fd, SHUT_WR))
+			if (ok < 0) {
+				logp(p, "the %s fd %d took nothing for %d ms; a FIN waits\n",
+				     side(!i), p->e[!i].fd, DRAIN_IDLE_MS);
 				return -1;
+			}
+			if (shutdown(p->e[!i].fd, SHUT_WR)) {
+				logp(p, "shutdown of the %s fd %d: %s\n", side(!i),
+				     p->e[!i].fd, strerror(errno));
+				return -1;
+			}
 			d->shut = true;
 			break;
 		}
@@ -653,7 +676,7 @@ static int pump(struct pair *p, unsigned int i)
 			d->drain_seen = -1;
 		} else if (n < 0) {
 			if (gone(errno)) {
-				logv("read from the %s fd %d: %s\n", side(i),
+				logp(p, "read from the %s fd %d: %s\n", side(i),
 				     p->e[i].fd, strerror(errno));
 				return -1;
 			}
@@ -690,7 +713,7 @@ static void backend_connected(struct pair *p)
 	int err = sock_error(p->e[BACKEND].fd);
 
 	if (err) {
-		logv("connect to the backend: %s\n", strerror(err));
+		logp(p, "connect to the backend: %s\n", strerror(err));
 		count.backend_refused++;
 		pair_close(p, true);
 		return;
@@ -701,7 +724,7 @@ static void backend_connected(struct pair *p)
 		if (err) {
 			/* Nothing is relayed before both are in: the process
 			 * relays this pair instead, as copy does. */
-			logv("inserting a pair into proxy_socks: %s; the process relays it\n",
+			logp(p, "inserting the pair into proxy_socks: %s; the process relays it\n",
 			     strerror(-err));
 			map_forget(p, true);
 			count.insert_fallbacks++;
@@ -729,6 +752,7 @@ static void end_event(struct end *e, uint32_t events)
 {
 	struct pair *p = e->p;
 	unsigned int i;
+	int err;
 
 	if (p->closed)
 		return;
@@ -737,9 +761,9 @@ static void end_event(struct end *e, uint32_t events)
 		backend_connected(p);
 		return;
 	}
-	if ((events & EPOLLERR) && sock_error(e->fd)) {
-		logv("%s fd %d: %s\n", side(e->idx), e->fd,
-		     strerror(sock_error(e->fd)));
+	/* SO_ERROR clears the error it returns: read it once. */
+	if ((events & EPOLLERR) && (err = sock_error(e->fd))) {
+		logp(p, "%s fd %d: %s\n", side(e->idx), e->fd, strerror(err));
 		pair_close(p, true);
 		return;
 	}

@@ -14,7 +14,7 @@ struct proxy_counters {
 	__u64 redirected_bytes;
 	__u64 passed_skbs;		/* handed to the proxy process instead */
 	__u64 passed_bytes;
-	__u64 fin_skbs;			/* zero-length skbs (FIN), passed */
+	__u64 fin_skbs;			/* zero-length skbs (FIN), dropped */
 	__u64 no_flow_state;		/* a socket the process did not describe */
 	__u64 peer_missing;		/* its peer not in the SOCKHASH (yet) */
 	__u64 redirect_failures;	/* bpf_sk_redirect_hash failed */

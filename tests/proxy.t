@@ -12,7 +12,7 @@
 #   (their bytes wait for the proxy to reach the backend), 16 KiB over 50
 #   connections at 6,000 msg/s offered (300 in the guest; sockmap's
 #   relay and the process take turns: a byte that overtakes another
-#   fails an echo), a client reset with 1 MiB in flight (the proxy's end reset too), a half-close;
+#   fails an echo), a client reset with 1 MiB in flight (the proxy's end reset too), 20 half-closes;
 #   a client that never reads, sending for 5 s: the kernel takes at most
 #   what TCP's buffers hold along both hops and the path's own (their
 #   windows hold it back, whatever the path); 10,000 connections held at
@@ -69,6 +69,8 @@ HOLD=$(( $(ulimit -Hn) / 2 - 32 ))
 # emulated CPUs carry without timing out there (500 was client-bound).
 LOAD16=6000
 [[ ${ECHOLAB_WHERE:-} != vm ]] || LOAD16=300
+# Half-closes in a row (0.3 s each in the guest).
+HALFCLOSES=20
 
 # relay_case LABEL SCENARIO [BYTES]: the proxy binary on PATH in front of
 # tests/relay, which is the backend on the spare port.
@@ -142,7 +144,7 @@ hold_many() {
 # proxy_contract LABEL SERVER --proxy PATH
 # shellcheck disable=SC2317 # called through each_variant
 proxy_contract() {
-	local label=$1 server=$2 path=$4 base out items sent pid bound
+	local label=$1 server=$2 path=$4 base out items sent pid bound i
 	local start=("$server" "$3" "$path")
 	base=$(leftovers_or_why) || { ok 1 "$label: leftovers before the start (a tool failed)"; diag "$base"; return; }
 
@@ -162,9 +164,15 @@ proxy_contract() {
 	bench_ok "$label/16KiB-load: 50 connections, $LOAD16 msg/s offered" \
 		-c 50 -R "$LOAD16" -s 16384 -d 3 --warmup 1
 	reset_ok "$label/reset"
-	out=$(bounded 60 "$PROBE" halfclose "$PORT" 65536 2>&1)
-	ok $? "$label/half-close: 64 KiB echoed, then EOF"
-	[[ -z $out ]] || diag "$label/half-close: $out; the proxy: $(bpf_counters "$(state proxy.pid)" proxy_counters)"
+	# Twenty times: sockmap's FIN, passed up behind its peer's relay, once
+	# broke that relay (EPIPE) and reset 5-12 of 200 (6.12, 2026-11-27).
+	out=
+	for ((i = 0; i < HALFCLOSES; i++)); do
+		out=$(bounded 60 "$PROBE" halfclose "$PORT" 65536 2>&1) || break
+	done
+	((i == HALFCLOSES))
+	ok $? "$label/half-close: 64 KiB echoed, then EOF, $HALFCLOSES times"
+	[[ -z $out ]] || diag "$label/half-close: the $((i + 1))th: $out; the proxy: $(bpf_counters "$(state proxy.pid)" proxy_counters)"
 
 	# A client that never reads.
 	bound=$((TCP_MIB + ${HELD_MIB[$path]:-0}))
