@@ -51,7 +51,9 @@ void mismatch_report(unsigned int thread, const struct msg_header *h,
 		     thread, cfg.size, at);
 	n = len - i < PROBE_LEN ? len - i : PROBE_LEN;
 	q = n == PROBE_LEN ? body_find(got + i, n) : -1;
-	if (q < 0)
+	if (n < PROBE_LEN)
+		snprintf(first + k, sizeof(first) - k, "%zu bytes read there, too few to say whose", n);
+	else if (q < 0)
 		snprintf(first + k, sizeof(first) - k, "the bytes read there are not from the message");
 	else if ((q += (ssize_t)cfg.hdr_len) < (ssize_t)at)
 		snprintf(first + k, sizeof(first) - k, "the bytes read there are its bytes from %zd on, a repeat of %zd bytes",

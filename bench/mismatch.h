@@ -11,7 +11,7 @@
  * offset @off of the echo of the message whose header is @h differ from
  * what was sent. Says from which byte on, and where in the message the
  * bytes read there come from: bytes it already had (a repeat), bytes
- * further on (a gap), or none of its own.
+ * further on (a gap), or none of its own (or too few were read to say).
  */
 void mismatch_report(unsigned int thread, const struct msg_header *h,
 		     size_t off, const unsigned char *got, size_t len);
