@@ -193,7 +193,11 @@ test_profile() {
 	diag "profile: syscalls: user $(share user syscalls)%, ebpf $(share ebpf syscalls)%"
 	awk -v k="$(share ebpf kworkers)" -v b="$(share ebpf psock-backlog)" -v u="$(share user psock-backlog)" \
 		'BEGIN { exit !(k > 20 && b > 20 && u == 0) }'
-	ok $? "profile: ebpf's echo runs in kworkers, in sk_psock_backlog, user's never there"
+	ok $? "profile: ebpf's echo runs in kworkers, in sk_psock_backlog, user's never there" ||
+		# Once (CI rehearsal, 2026-11-27): kworkers 7.7% beside a
+		# backlog of 36.4%, where it is 43-46% otherwise: the whole
+		# process split, to see where the backlog's samples went.
+		diag "profile: ebpf's process split: $(awk -F'\t' '$1 == "ebpf" && $2 == "process" { printf "%s %s%% ", $3, $4 }' "$tsv" 2>/dev/null)"
 	diag "profile: ebpf: kworkers $(share ebpf kworkers)%, sk_psock_backlog $(share ebpf psock-backlog)%; user: sk_psock_backlog $(share user psock-backlog)%"
 	[[ -s $OUT/prof/user-profile.txt && ! -e $OUT/prof/user.perf.data ]]
 	ok $? "profile: perf's report kept, its data file not"

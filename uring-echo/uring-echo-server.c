@@ -16,7 +16,11 @@
  * Memory is the buffer rings, whatever the clients do: a connection holds
  * at most --conn-buffers of them; past that its receive is cancelled, and
  * armed again once half of them are sent, so a client that sends without
- * reading stops at its TCP window. When a ring runs dry (ENOBUFS) the
+ * reading stops at its TCP window. What its receive still brings before
+ * the cancel lands (a multishot receive fills buffer after buffer while
+ * bytes wait) is copied out and its buffers go back at once: else one
+ * client that never reads could hold the whole ring, and every other
+ * connection wait until it left. When a ring runs dry (ENOBUFS) the
  * receives that stopped are armed again, oldest first, as buffers return.
  *
  * What io_uring's maintainers recommend for networking, each used where
@@ -120,6 +124,7 @@ enum op { OP_ACCEPT = 1, OP_RECV, OP_SEND, OP_CANCEL, OP_STOP, OP_RETRY,
 struct chunk {
 	uint16_t bid;
 	uint32_t off, len;
+	unsigned char *copy;	/* its bytes, when not in buffer bid (overflow) */
 };
 
 struct conn {
@@ -158,7 +163,7 @@ struct worker {
 	struct busy_poll poll;
 	int error;			/* what stopped it, if not the stop */
 	unsigned long long accepted, closed, resets, bytes, dry, pauses,
-			   enters, batch_waits, sendmsgs;
+			   enters, batch_waits, sendmsgs, overflows;
 	unsigned long long recvs, sends;	/* completions that moved bytes */
 } __attribute__((aligned(8)));
 
@@ -534,6 +539,12 @@ static unsigned char *buffer(struct worker *w, uint16_t bid)
 	return w->bufs + (size_t)bid * opt.buffer_size;
 }
 
+/* Where a chunk's bytes are. */
+static unsigned char *chunk_bytes(struct worker *w, const struct chunk *ch)
+{
+	return ch->copy ? ch->copy : buffer(w, ch->bid);
+}
+
 /*
  * Sends the chunks queued, from the head: one send of the head alone, or
  * one sendmsg of up to SEND_IOV of them when more have come (the rest of
@@ -550,14 +561,14 @@ static void send_queued(struct worker *w, struct conn *c)
 	if (n == 1 || !c->iov) {
 		struct chunk *ch = &c->q[c->head];
 
-		io_uring_prep_send(sqe, c->fd, buffer(w, ch->bid) + ch->off,
+		io_uring_prep_send(sqe, c->fd, chunk_bytes(w, ch) + ch->off,
 				   ch->len, MSG_NOSIGNAL);
 		n = 1;
 	} else {
 		for (i = 0; i < n; i++) {
 			struct chunk *ch = &c->q[(c->head + i) % c->cap];
 
-			c->iov[i].iov_base = buffer(w, ch->bid) + ch->off;
+			c->iov[i].iov_base = chunk_bytes(w, ch) + ch->off;
 			c->iov[i].iov_len = ch->len;
 		}
 		/* Both stay as they are until the completion (one send in
@@ -617,6 +628,17 @@ static void publish_buffers(struct worker *w)
 	if (w->returning) {
 		io_uring_buf_ring_advance(w->br, (int)w->returning);
 		w->returning = 0;
+	}
+}
+
+/* A chunk is done with: its buffer goes back, or its copy is freed. */
+static void chunk_release(struct worker *w, struct chunk *ch)
+{
+	if (ch->copy) {
+		free(ch->copy);
+		ch->copy = NULL;
+	} else {
+		give_back(w, ch->bid);
 	}
 }
 
@@ -734,7 +756,7 @@ static void conn_close(struct worker *w, struct conn *c)
 	 * back. The rest go now. */
 	keep = c->sending ? c->in_send : 0;
 	for (i = keep; i < c->count; i++)
-		give_back(w, c->q[(c->head + i) % c->cap].bid);
+		chunk_release(w, &c->q[(c->head + i) % c->cap]);
 	c->count = keep;
 	c->inflight++;
 	if (c->receiving || c->sending)
@@ -742,7 +764,8 @@ static void conn_close(struct worker *w, struct conn *c)
 	conn_put(w, c);
 }
 
-static bool enqueue(struct conn *c, uint16_t bid, uint32_t len)
+static bool enqueue(struct conn *c, uint16_t bid, uint32_t len,
+		    unsigned char *copy)
 {
 	if (c->count == c->cap) {
 		unsigned int ncap = c->cap ? 2 * c->cap : 8, i;
@@ -757,8 +780,38 @@ static bool enqueue(struct conn *c, uint16_t bid, uint32_t len)
 		c->head = 0;
 		c->cap = ncap;
 	}
-	c->q[(c->head + c->count++) % c->cap] = (struct chunk){ bid, 0, len };
+	c->q[(c->head + c->count++) % c->cap] = (struct chunk){ bid, 0, len, copy };
 	return true;
+}
+
+/*
+ * Queues what a receive brought, in buffer bid, to be sent; false when it
+ * cannot (no memory: the connection is closed, the buffer back). Past the
+ * connection's share (--conn-buffers), which its receive still fills until
+ * its cancel lands, the bytes are copied out and the buffer goes back at
+ * once (see the top).
+ */
+static bool enqueue_received(struct worker *w, struct conn *c, uint16_t bid,
+			     uint32_t len)
+{
+	unsigned char *copy = NULL;
+
+	if (c->count >= opt.conn_buffers) {
+		copy = malloc(len);
+		if (copy)
+			memcpy(copy, buffer(w, bid), len);
+		w->overflows++;
+		give_back(w, bid);
+		if (!copy)
+			return false;
+	}
+	if (enqueue(c, bid, len, copy))
+		return true;
+	if (copy)
+		free(copy);
+	else
+		give_back(w, bid);
+	return false;
 }
 
 static void on_recv(struct worker *w, struct conn *c, int res,
@@ -775,8 +828,7 @@ static void on_recv(struct worker *w, struct conn *c, int res,
 		w->recvs++;
 		if (c->closing) {
 			give_back(w, bid);
-		} else if (!enqueue(c, bid, (uint32_t)res)) {
-			give_back(w, bid);
+		} else if (!enqueue_received(w, c, bid, (uint32_t)res)) {
 			conn_close(w, c);
 		} else {
 			if (!c->sending)
@@ -828,7 +880,7 @@ static void consume(struct worker *w, struct conn *c, size_t n)
 		ch->len -= k;
 		n -= k;
 		if (!ch->len) {
-			give_back(w, ch->bid);
+			chunk_release(w, ch);
 			c->head = (c->head + 1) % c->cap;
 			c->count--;
 		}
@@ -841,7 +893,7 @@ static void on_send(struct worker *w, struct conn *c, int res)
 	if (c->closing) {
 		/* conn_close left the chunks this send read: they go back. */
 		for (; c->count; c->count--, c->head = (c->head + 1) % c->cap)
-			give_back(w, c->q[c->head].bid);
+			chunk_release(w, &c->q[c->head]);
 	} else if (res < 0) {
 		if (res == -ECONNRESET || res == -EPIPE)
 			w->resets++;
@@ -1299,7 +1351,8 @@ int main(int argc, char **argv)
 	static struct worker workers[MAX_WORKERS];
 	unsigned long long accepted = 0, closed = 0, resets = 0, bytes = 0,
 			   dry = 0, pauses = 0, enters = 0, empty_polls = 0,
-			   batch_waits = 0, sendmsgs = 0, recvs = 0, sends = 0;
+			   batch_waits = 0, sendmsgs = 0, recvs = 0, sends = 0,
+			   overflows = 0;
 	unsigned int i, started = 0;
 	struct rlimit rl;
 	sigset_t sigs;
@@ -1379,6 +1432,7 @@ int main(int argc, char **argv)
 		bytes += w->bytes;
 		dry += w->dry;
 		pauses += w->pauses;
+		overflows += w->overflows;
 		enters += w->enters;
 		batch_waits += w->batch_waits;
 		sendmsgs += w->sendmsgs;
@@ -1389,9 +1443,9 @@ int main(int argc, char **argv)
 	}
 	close(stop_fd);
 	if (!status || started)
-		fprintf(stderr, "%s: stopped: connections=%llu open=%llu resets=%llu bytes=%llu enobufs=%llu pauses=%llu recvs=%llu sends=%llu sendmsgs=%llu enters=%llu batch_waits=%llu empty_polls=%llu\n",
+		fprintf(stderr, "%s: stopped: connections=%llu open=%llu resets=%llu bytes=%llu enobufs=%llu pauses=%llu recvs=%llu sends=%llu sendmsgs=%llu enters=%llu batch_waits=%llu empty_polls=%llu overflows=%llu\n",
 			prog, accepted, accepted - closed, resets, bytes, dry,
 			pauses, recvs, sends, sendmsgs, enters, batch_waits,
-			empty_polls);
+			empty_polls, overflows);
 	return status;
 }
