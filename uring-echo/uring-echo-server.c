@@ -1316,12 +1316,17 @@ static void worker_teardown(struct worker *w)
 	if (w->ring.ring_fd > 0)
 		io_uring_queue_exit(&w->ring);
 	for (fd = 0; fd < w->nconns; fd++) {
-		if (!w->conns[fd])
+		struct conn *c = w->conns[fd];
+		unsigned int i;
+
+		if (!c)
 			continue;
 		if (!direct(w))		/* direct ones closed with the ring */
 			close(fd);
-		free(w->conns[fd]->q);
-		free(w->conns[fd]);
+		for (i = 0; i < c->count; i++)	/* the ring's go with it */
+			free(c->q[(c->head + i) % c->cap].copy);
+		free(c->q);
+		free(c);
 	}
 	free(w->conns);
 	if (w->br)
