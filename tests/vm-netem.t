@@ -29,8 +29,8 @@
 # took 41.7 s to come up, 2026-11-26, and failed the 100 x 10.) The delay
 # adds 4-6 ms a round trip, nothing beside those seconds.
 #
-# One exception, the kernel's (docs/faults.md, "What the kernel's sk_skb
-# verdict repeats"): a server whose bytes go through an sk_skb verdict
+# One exception, the kernel's (ebpf-echo/README.md, "A network that
+# reorders: the kernel repeats bytes"): a server whose bytes go through an sk_skb verdict
 # (ebpf) gets a retransmission that overlaps bytes it already had whole,
 # and echoes those bytes twice: under this spec 5-10% of its 1 MiB echoes
 # (6.1 and 6.12 alike; 0 with loss and delay alone). Its failures here
