@@ -1,0 +1,338 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # the settings are for cmd/compare-*.sh
+# cmd/compare-args.sh - compare's command line: its usage text and its
+# options, read into the settings below. Sourced by cmd/compare.sh only;
+# cmd/compare-plan.sh then turns them into what will run.
+
+# Set by the command line.
+PORT=${ECHOLAB_PORT:-$DEFAULT_PORT}	# run.sh bench --port sets it
+PLACEMENT=two-machine	# or loopback
+EQUAL=0			# open loop at equal rates (--rates, or load's default)
+RATES_SET=		# --rates given
+SIZES=()		# --sizes: the comparison once per message size
+SIZE=			# --size: this comparison's message size (bench -s)
+ORDER_SEED=		# --seed: each repetition's random order from it
+WHERE=native		# the raw files' where=: native, or vm inside the guest
+COMPARE_BYPASS=0
+COMPARE_PROXY=		# --proxy: the proxy's paths to measure, comma-separated
+REPEAT=5		# --repeat MIN[-MAX]: at least REPEAT runs per server,
+REPEAT_MAX=15		# and up to REPEAT_MAX until CPU per echo is precise:
+PRECISION=2.5		# every server's 95% interval within +-PRECISION %
+REPEAT_SET=		# --repeat given
+ROUNDS=()		# per sweep value: the repetitions run, and why it stopped
+SWEEP_KEY=
+SWEEP_VALUES=()
+BENCH_ARGS=()
+WORKLOAD=
+SERVER_LIST=		# --servers: labels to measure, in this order
+OUT=
+COMPARE_CPUS=auto	# --cpus: auto, none or the server's CPU list
+SERVER_CPUS=		# ... resolved: the server's CPUs and bench's, or
+CLIENT_CPUS=		# nothing when they share every CPU
+CLIENT_PLACE=()		# bench's --cpus
+GUEST_ARGS=()	# the command line minus --vm, for the compare in the guest
+VM=0
+CURVE=0			# --curve: latency against load
+BOUND=1000		# --bound: the knees' p99 bound, us
+NETEM=		# --netem: tc netem's parameters on both ends of the veth
+# --curve: the offered loads, as fractions of the highest capacity probed.
+CURVE_POINTS="0.1 0.3 0.5 0.65 0.8 0.9 1.0 1.15"
+CURVE_ARGS="-c 1000 -d 3 --warmup 1"	# its bench arguments, by default
+
+compare_usage() {
+	cat <<EOF
+Usage: sudo ./run.sh compare [--loopback | --vm] [--netem SPEC] [--bypass | --proxy PATH,...]
+                             [--workload load|load1000|busy|pingpong|connect|stream | --curve [--bound US] [--points F,..]]
+                             [--rates R,...] [--sizes S,...] [--seed N]
+                             [--repeat N | --repeat MIN-MAX] [--precision PCT]
+                             [--servers LABEL,...] [--cpus auto | none | LIST]
+                             [--sweep threads=1,10,100 | connections=10,1000 | size=64,1024]
+                             [--out DIR] [BENCH-ARGS...]
+
+Measures every server this place can run alike: by default each is offered
+the same open-loop rates, three loads below every server's capacity, for
+N repetitions, the servers interleaved (each repetition in a random order,
+seeded and recorded), each run a fresh start of the server, a steady-state
+window and its CPU per echo. Then judges every difference against user at
+each load (analysis/judge: medians, intervals with their coverage, a
+verdict) and writes summary.md and the plots.
+
+Placement (recorded in meta.txt and every raw file):
+  default        two machines on one box: the server in the root namespace
+                 on its half of the CPUs, bench in a namespace of its own on
+                 the other half, joined by a veth pair; each end's receive
+                 processing (RPS) on its own side's CPUs, so the server's
+                 CPUs do what a server machine would, no more
+  --netns        the default placement, said explicitly (older command
+                 lines used it for two namespaces)
+  --loopback     one network stack: bench and the server over 127.0.0.1,
+                 the loopback's receive processing on the server's CPUs
+                 (the server's CPUs then also receive the client's echoes)
+  --vm           everything in the qemu guest, kecho included; with
+                 --kernel VERSION (run.sh's), the guest's kernel
+  --netem SPEC   a lossy, slow link: tc netem SPEC ('loss 1%', 'delay 10ms
+                 2ms') on both ends of the veth. The host kernel has no
+                 sch_netem: give --vm too
+  --bypass       the user server alone, without and with the sk_msg bypass
+                 (sockredir/sockredir), bench in the bypass's cgroup; the
+                 bypass joins two sockets of one stack: implies --loopback
+  --proxy P,..   the user server directly and behind the proxy on each
+                 path named (copy, splice, uring, sockmap; all: every one),
+                 verdicts against copy. The proxy takes the server's CPUs
+                 and the root namespace; the backend runs beside bench, in
+                 its namespace and on its CPUs (with --loopback: on
+                 bench's CPUs, over 127.0.0.1), so that the proxy's CPU
+                 per echo is the relay's cost
+
+What is measured:
+  --workload W   load (default): equal load, open loop over 50 connections
+                 (bench's event engine, Poisson arrivals), every server
+                 offered the same rates (--rates); load1000: the same over
+                 1000 connections. At its own rate (closed loop: capacity,
+                 req/s, never a CPU verdict): busy, 50 connections each
+                 sending as fast as its echoes return; pingpong, one
+                 connection; connect, 1000 clients, a new connection per
+                 request; stream, 4 connections each keeping a 1 MiB
+                 window of 64 KiB messages out (bench --window; --size or
+                 --sizes for others), MiB/s and CPU per MiB in
+                 summary.md. Each runs a 1 s warm-up, not recorded, then 5
+                 measured seconds (bench --warmup 1 -d 5); pingpong 20, as
+                 one echo in flight varies more. load, load1000 and stream
+                 take BENCH-ARGS after their own (--workload load -d 10)
+  --rates R,..   the offered loads, msg/s in total (load, load1000, or
+                 BENCH-ARGS with -c). Default: each server's capacity from
+                 a closed-loop run first, then ${EQUAL_POINTS// /, } of the
+                 lowest. A point a run did not carry (achieved rate off the
+                 offered by more than 2%) is marked and left out of the
+                 verdicts; summary.md says which and whether the client
+                 was the limit
+  --sizes S,..   the whole comparison once per message size (bytes), each
+                 in DIR/size-S/, and a size table in DIR/summary.md: CPU
+                 per echo and per KiB, latency and verdicts at every size
+  --seed N       the seed of each repetition's random server order
+                 (default: drawn, and recorded in meta.txt)
+  --repeat MIN-MAX  runs per server (default 5-15): MIN repetitions, then
+                 one more at a time until every server's CPU per echo is
+                 known within +-PCT % (its median's 95% interval), or MAX
+                 (netperf's -i MAX,MIN -I 95,2xPCT); --repeat N: exactly N
+                 (a verdict needs 3 or more)
+  --precision PCT  the target of --repeat MIN-MAX (default 2.5)
+  --servers L,.. these variants only, in this order (run.sh list shows
+                 them); a label given twice is measured twice, the second
+                 time as LABEL-again: a check that the verdict finds no
+                 difference where there is none
+  --cpus LIST    the server's CPUs; bench gets the others. auto (default):
+                 the first half, rounded up; none: server and bench share
+                 every CPU (then CPU per echo counts the client's too)
+  --sweep K=V,.. the whole comparison for each value of threads, size,
+                 rate (-R) or connections (bench's event engine: give
+                 BENCH-ARGS without -t, e.g. -d 5 --warmup 1)
+  --curve        latency against load: each server's capacity from a
+                 closed-loop run, then open-loop points (Poisson) at 10%
+                 to 115% of the highest, --repeat 3 by default, bench
+                 $CURVE_ARGS unless BENCH-ARGS say otherwise (they need
+                 -c). Adds curve.png, curve.tsv and each server's knee
+                 to summary.md (cmd/curve.sh)
+  --bound US     the p99 bound of --curve's knees (default 1000)
+  --points F,..  --curve's offered loads as fractions of the capacity
+                 (default ${CURVE_POINTS// /,})
+  --out DIR      results directory (default results/DATE-PLACEMENT)
+  --summarize DIR  write DIR's summary.md again from its raw files and
+                 meta.txt (after cmd/thin.sh, say); nothing is run
+  BENCH-ARGS     passed to every bench run instead of the workload's
+
+The last line printed is 'results: DIR'.
+EOF
+}
+
+compare_parse_args() {
+	local a skip_next=''
+	for a in "$@"; do
+		if [[ -n $skip_next ]]; then
+			skip_next=''
+		elif [[ $a == --out ]]; then
+			skip_next=1	# the guest writes to /out
+		elif [[ $a != --vm ]]; then
+			GUEST_ARGS+=("$a")
+		fi
+	done
+	while (($#)); do
+		case $1 in
+		-h | --help)
+			compare_usage
+			exit 0
+			;;
+		--netns) ;;	# the default placement; kept for old command lines
+		--loopback) PLACEMENT=loopback ;;
+		--vm) VM=1 ;;
+		--netem)
+			[[ ${2:-} =~ ^[a-z] ]] || usage_error "--netem needs tc netem's parameters, e.g. --netem 'loss 1%'"
+			NETEM=$2
+			shift
+			;;
+		--bypass) COMPARE_BYPASS=1 ;;
+		--proxy)
+			[[ ${2:-} =~ ^[a-z]+(,[a-z]+)*$ ]] ||
+				usage_error "--proxy takes the proxy's paths, e.g. copy,splice,sockmap, or all"
+			COMPARE_PROXY=$2
+			[[ $2 != all ]] || COMPARE_PROXY=$(server_get proxy values | tr ' ' ,)
+			for a in ${COMPARE_PROXY//,/ }; do front_value proxy "$a"; done
+			shift
+			;;
+		--curve) CURVE=1 ;;
+		--points)
+			if ! [[ ${2:-} =~ ^[0-9]*\.?[0-9]+(,[0-9]*\.?[0-9]+)*$ ]] ||
+				! awk -v l="$2" 'BEGIN { n = split(l, p, ","); for (i = 1; i <= n; i++) if (p[i] <= 0 || p[i] > 10) exit 1 }'; then
+				usage_error "--points takes fractions of the capacity, e.g. 0.1,0.5,0.9,1.2"
+			fi
+			CURVE_POINTS=${2//,/ }
+			shift
+			;;
+		--bound)
+			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--bound needs the p99 bound in microseconds, e.g. 1000"
+			BOUND=$2
+			shift
+			;;
+		--workload)
+			[[ -n ${WORKLOADS[${2:-none}]:-} ]] ||
+				usage_error "--workload: '${2:-}' is none of ${!WORKLOADS[*]}"
+			WORKLOAD=$2
+			shift
+			;;
+		--servers)
+			[[ ${2:-} =~ ^[a-z0-9-]+(,[a-z0-9-]+)*$ ]] ||
+				usage_error "--servers takes variant labels, e.g. user,uring (run.sh list)"
+			SERVER_LIST=$2
+			shift
+			;;
+		--repeat)
+			[[ ${2:-} =~ ^([1-9][0-9]*)(-([1-9][0-9]*))?$ ]] ||
+				usage_error "--repeat needs a positive number N, or a range MIN-MAX (5-15)"
+			REPEAT=${BASH_REMATCH[1]}
+			REPEAT_MAX=${BASH_REMATCH[3]:-$REPEAT}
+			REPEAT_SET=1
+			((REPEAT_MAX >= REPEAT)) || usage_error "--repeat $2: MAX is below MIN"
+			shift
+			;;
+		--precision)
+			if ! [[ ${2:-} =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+				! awk -v p="$2" 'BEGIN { exit !(p > 0 && p < 100) }'; then
+				usage_error "--precision needs a percentage in (0, 100), e.g. 2.5"
+			fi
+			PRECISION=$2
+			shift
+			;;
+		--rates)
+			[[ ${2:-} =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
+				usage_error "--rates takes offered loads in msg/s, e.g. 10000,20000,40000"
+			SWEEP_KEY=rate
+			IFS=, read -ra SWEEP_VALUES <<<"$2"
+			RATES_SET=1
+			shift
+			;;
+		--sizes)
+			[[ ${2:-} =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
+				usage_error "--sizes takes message sizes in bytes, e.g. 64,1024,16384,65536"
+			IFS=, read -ra SIZES <<<"$2"
+			shift
+			;;
+		--size)	# one of --sizes' comparisons
+			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--size takes a message size in bytes"
+			SIZE=$2
+			shift
+			;;
+		--seed)
+			[[ ${2:-} =~ ^[0-9]{1,9}$ ]] || usage_error "--seed takes a number, 0 to 999999999"
+			ORDER_SEED=$2
+			shift
+			;;
+		--sweep)
+			[[ ${2:-} =~ ^(threads|connections|size|rate)=[0-9]+(,[0-9]+)*$ ]] ||
+				usage_error "--sweep takes threads=N,N,..., connections=N,N,..., rate=N,N,... or size=N,N,..."
+			[[ -z $RATES_SET ]] || usage_error "--sweep and --rates: give one"
+			SWEEP_KEY=${2%%=*}
+			IFS=, read -ra SWEEP_VALUES <<<"${2#*=}"
+			shift
+			;;
+		--out)
+			[[ -n ${2:-} ]] || usage_error "--out needs a directory"
+			OUT=$2
+			shift
+			;;
+		--cpus)
+			[[ -n ${2:-} ]] || usage_error "--cpus needs auto, none or a CPU list"
+			COMPARE_CPUS=$2
+			shift
+			;;
+		-p | --port | -H | --host | -o | --output | -l | --label | --server-cpus)
+			usage_error "$1 is set by compare itself"
+			;;
+		*) BENCH_ARGS+=("$1") ;;
+		esac
+		shift
+	done
+	if [[ -n $COMPARE_PROXY ]]; then
+		((COMPARE_BYPASS == 0)) || usage_error "--proxy and --bypass: measure one at a time"
+		((CURVE == 0)) || usage_error "--curve and --proxy: measure one at a time"
+		[[ -z $SERVER_LIST ]] || usage_error "--proxy picks the variants itself: drop --servers"
+	fi
+	if ((COMPARE_BYPASS)); then
+		[[ -z $NETEM ]] ||
+			usage_error "--bypass joins two sockets of one network stack; it has nothing to bypass over a veth (drop --netem)"
+		PLACEMENT=loopback
+	fi
+	[[ -z $NETEM || $PLACEMENT == two-machine ]] ||
+		usage_error "--netem shapes the veth between two namespaces; it does not go with --loopback"
+	if ((CURVE)); then
+		[[ -z $SWEEP_KEY ]] || usage_error "--curve sweeps the offered rate itself: drop --sweep"
+		[[ -z $WORKLOAD ]] || usage_error "--curve runs its own workload: drop --workload"
+		((COMPARE_BYPASS == 0)) || usage_error "--curve and --bypass: measure one at a time"
+		[[ " ${BENCH_ARGS[*]} " != *" -R "* && " ${BENCH_ARGS[*]} " != *" --rate "* ]] ||
+			usage_error "--curve chooses the rates: drop -R"
+		((${#BENCH_ARGS[@]})) || read -ra BENCH_ARGS <<<"$CURVE_ARGS"
+		[[ " ${BENCH_ARGS[*]} " == *" -c "* || " ${BENCH_ARGS[*]} " == *" --connections "* ]] ||
+			usage_error "--curve needs bench's event engine: give -c N in the bench arguments"
+		WORKLOAD=curve
+		[[ $REPEAT_SET ]] || { REPEAT=3; REPEAT_MAX=3; }
+	fi
+	if [[ $WORKLOAD == load* || $WORKLOAD == stream ]]; then
+		# An equal-load workload, or the stream, takes bench arguments
+		# after its own (bench's last value of a flag wins): --workload
+		# load -d 2.
+		read -ra BENCH_ARGS <<<"${WORKLOADS[$WORKLOAD]} ${BENCH_ARGS[*]}"
+	elif ((${#BENCH_ARGS[@]})); then
+		[[ -z $WORKLOAD || $WORKLOAD == curve ]] ||
+			usage_error "--workload $WORKLOAD and bench arguments '${BENCH_ARGS[*]}': give one or the other"
+	else
+		# --sweep (of anything) with no workload named: the closed loop's.
+		[[ -n $WORKLOAD || -z $SWEEP_KEY || -n $RATES_SET ]] || WORKLOAD=busy
+		WORKLOAD=${WORKLOAD:-$DEFAULT_WORKLOAD}
+		read -ra BENCH_ARGS <<<"${WORKLOADS[$WORKLOAD]}"
+	fi
+	[[ $WORKLOAD != stream || -n $SIZE || ${#SIZES[@]} -gt 0 ]] || SIZE=$STREAM_SIZE
+	[[ -z $SIZE ]] || BENCH_ARGS+=(-s "$SIZE")
+	if ((${#SIZES[@]})); then
+		[[ -z $SIZE && $SWEEP_KEY != size ]] || usage_error "--sizes sweeps the size itself: drop --size and --sweep size="
+		((CURVE == 0)) || usage_error "--sizes and --curve: measure one at a time"
+		[[ " ${BENCH_ARGS[*]} " != *" -s "* && " ${BENCH_ARGS[*]} " != *" --size "* ]] ||
+			usage_error "--sizes chooses the size: drop -s"
+	fi
+	# Equal load: open loop at rates every server is offered alike.
+	if [[ $WORKLOAD == load* || -n $RATES_SET ]]; then
+		((CURVE == 0)) || usage_error "--curve chooses its rates: drop --rates"
+		[[ " ${BENCH_ARGS[*]} " == *" -c "* || " ${BENCH_ARGS[*]} " == *" --connections "* ]] ||
+			usage_error "--rates needs bench's event engine: give -c N in the bench arguments, or --workload load"
+		[[ " ${BENCH_ARGS[*]} " != *" -R "* && " ${BENCH_ARGS[*]} " != *" --rate "* ]] ||
+			usage_error "equal load chooses the rates (--rates): drop -R"
+		[[ -z $SWEEP_KEY || $SWEEP_KEY == rate ]] ||
+			usage_error "--workload $WORKLOAD sweeps the rate: drop --sweep $SWEEP_KEY"
+		EQUAL=1
+		SWEEP_KEY=rate
+	fi
+	[[ -n $ORDER_SEED ]] || ORDER_SEED=$(((RANDOM * 32768 + RANDOM) % 1000000000))
+	plan >/dev/null	# --servers: unknown or misplaced variants end here
+	# bench judges its own flags (--help last: every flag is parsed first).
+	local err
+	err=$("$BENCH" "${BENCH_ARGS[@]}" --help 2>&1 >/dev/null) ||
+		usage_error "bad bench arguments '${BENCH_ARGS[*]}': ${err%%$'\n'*}"
+}
