@@ -39,7 +39,15 @@ NETEM=		# --netem: tc netem's parameters on both ends of the veth
 CURVE_POINTS="0.1 0.3 0.5 0.65 0.8 0.9 1.0 1.15"
 CURVE_ARGS="-c 1000 -d 3 --warmup 1"	# its bench arguments, by default
 
+# compare_usage: the --help text, a function a section.
 compare_usage() {
+	compare_usage_synopsis
+	compare_usage_placement
+	compare_usage_workload
+	compare_usage_sweeps
+}
+
+compare_usage_synopsis() {
 	cat <<EOF
 Usage: sudo ./run.sh compare [--loopback | --vm] [--netem SPEC] [--bypass | --proxy PATH,...]
                              [--workload load|load1000|busy|pingpong|connect|stream | --curve [--bound US] [--points F,..]]
@@ -57,6 +65,11 @@ window and its CPU per echo. Then judges every difference against user at
 each load (analysis/judge: medians, intervals with their coverage, a
 verdict) and writes summary.md and the plots.
 
+EOF
+}
+
+compare_usage_placement() {
+	cat <<EOF
 Placement (recorded in meta.txt and every raw file):
   default        two machines on one box: the server in the root namespace
                  on its half of the CPUs, bench in a namespace of its own on
@@ -84,6 +97,12 @@ Placement (recorded in meta.txt and every raw file):
                  bench's CPUs, over 127.0.0.1), so that the proxy's CPU
                  per echo is the relay's cost
 
+EOF
+}
+
+# What is measured: the workload, its rates and sizes, the repetitions.
+compare_usage_workload() {
+	cat <<EOF
 What is measured:
   --workload W   load (default): equal load, open loop over 50 connections
                  (bench's event engine, Poisson arrivals), every server
@@ -124,6 +143,12 @@ What is measured:
   --cpus LIST    the server's CPUs; bench gets the others. auto (default):
                  the first half, rounded up; none: server and bench share
                  every CPU (then CPU per echo counts the client's too)
+EOF
+}
+
+# What is measured, continued: sweeps, --curve, where it goes.
+compare_usage_sweeps() {
+	cat <<EOF
   --sweep K=V,.. the whole comparison for each value of threads, size,
                  rate (-R) or connections (bench's event engine: give
                  BENCH-ARGS without -t, e.g. -d 5 --warmup 1)
@@ -145,7 +170,28 @@ The last line printed is 'results: DIR'.
 EOF
 }
 
+# compare_parse_args ARGS...: the command line into the settings above,
+# each checked, then the plan made of them (cmd/compare-plan.sh); bad
+# usage ends here, before anything runs.
 compare_parse_args() {
+	compare_guest_args "$@"
+	while (($#)); do
+		compare_option "$@"
+		shift "$ARG_TAKES"
+	done
+	compare_check_args
+	plan_workload
+	[[ -n $ORDER_SEED ]] || ORDER_SEED=$(((RANDOM * 32768 + RANDOM) % 1000000000))
+	plan >/dev/null	# --servers: unknown or misplaced variants end here
+	# bench judges its own flags (--help last: every flag is parsed first).
+	local err
+	err=$("$BENCH" "${BENCH_ARGS[@]}" --help 2>&1 >/dev/null) ||
+		usage_error "bad bench arguments '${BENCH_ARGS[*]}': ${err%%$'\n'*}"
+}
+
+# compare_guest_args ARGS...: GUEST_ARGS, the command line minus --vm and
+# --out DIR, for the compare in the guest.
+compare_guest_args() {
 	local a skip_next=''
 	for a in "$@"; do
 		if [[ -n $skip_next ]]; then
@@ -156,121 +202,148 @@ compare_parse_args() {
 			GUEST_ARGS+=("$a")
 		fi
 	done
-	while (($#)); do
-		case $1 in
-		-h | --help)
-			compare_usage
-			exit 0
-			;;
-		--netns) ;;	# the default placement; kept for old command lines
-		--loopback) PLACEMENT=loopback ;;
-		--vm) VM=1 ;;
-		--netem)
-			[[ ${2:-} =~ ^[a-z] ]] || usage_error "--netem needs tc netem's parameters, e.g. --netem 'loss 1%'"
-			NETEM=$2
-			shift
-			;;
-		--bypass) COMPARE_BYPASS=1 ;;
-		--proxy)
-			[[ ${2:-} =~ ^[a-z]+(,[a-z]+)*$ ]] ||
-				usage_error "--proxy takes the proxy's paths, e.g. copy,splice,sockmap, or all"
-			COMPARE_PROXY=$2
-			[[ $2 != all ]] || COMPARE_PROXY=$(server_get proxy values | tr ' ' ,)
-			for a in ${COMPARE_PROXY//,/ }; do front_value proxy "$a"; done
-			shift
-			;;
-		--curve) CURVE=1 ;;
-		--points)
-			if ! [[ ${2:-} =~ ^[0-9]*\.?[0-9]+(,[0-9]*\.?[0-9]+)*$ ]] ||
-				! awk -v l="$2" 'BEGIN { n = split(l, p, ","); for (i = 1; i <= n; i++) if (p[i] <= 0 || p[i] > 10) exit 1 }'; then
-				usage_error "--points takes fractions of the capacity, e.g. 0.1,0.5,0.9,1.2"
-			fi
-			CURVE_POINTS=${2//,/ }
-			shift
-			;;
-		--bound)
-			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--bound needs the p99 bound in microseconds, e.g. 1000"
-			BOUND=$2
-			shift
-			;;
-		--workload)
-			[[ -n ${WORKLOADS[${2:-none}]:-} ]] ||
-				usage_error "--workload: '${2:-}' is none of ${!WORKLOADS[*]}"
-			WORKLOAD=$2
-			shift
-			;;
-		--servers)
-			[[ ${2:-} =~ ^[a-z0-9-]+(,[a-z0-9-]+)*$ ]] ||
-				usage_error "--servers takes variant labels, e.g. user,uring (run.sh list)"
-			SERVER_LIST=$2
-			shift
-			;;
-		--repeat)
-			[[ ${2:-} =~ ^([1-9][0-9]*)(-([1-9][0-9]*))?$ ]] ||
-				usage_error "--repeat needs a positive number N, or a range MIN-MAX (5-15)"
-			REPEAT=${BASH_REMATCH[1]}
-			REPEAT_MAX=${BASH_REMATCH[3]:-$REPEAT}
-			REPEAT_SET=1
-			((REPEAT_MAX >= REPEAT)) || usage_error "--repeat $2: MAX is below MIN"
-			shift
-			;;
-		--precision)
-			if ! [[ ${2:-} =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
-				! awk -v p="$2" 'BEGIN { exit !(p > 0 && p < 100) }'; then
-				usage_error "--precision needs a percentage in (0, 100), e.g. 2.5"
-			fi
-			PRECISION=$2
-			shift
-			;;
-		--rates)
-			[[ ${2:-} =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
-				usage_error "--rates takes offered loads in msg/s, e.g. 10000,20000,40000"
-			SWEEP_KEY=rate
-			IFS=, read -ra SWEEP_VALUES <<<"$2"
-			RATES_SET=1
-			shift
-			;;
-		--sizes)
-			[[ ${2:-} =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
-				usage_error "--sizes takes message sizes in bytes, e.g. 64,1024,16384,65536"
-			IFS=, read -ra SIZES <<<"$2"
-			shift
-			;;
-		--size)	# one of --sizes' comparisons
-			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--size takes a message size in bytes"
-			SIZE=$2
-			shift
-			;;
-		--seed)
-			[[ ${2:-} =~ ^[0-9]{1,9}$ ]] || usage_error "--seed takes a number, 0 to 999999999"
-			ORDER_SEED=$2
-			shift
-			;;
-		--sweep)
-			[[ ${2:-} =~ ^(threads|connections|size|rate)=[0-9]+(,[0-9]+)*$ ]] ||
-				usage_error "--sweep takes threads=N,N,..., connections=N,N,..., rate=N,N,... or size=N,N,..."
-			[[ -z $RATES_SET ]] || usage_error "--sweep and --rates: give one"
-			SWEEP_KEY=${2%%=*}
-			IFS=, read -ra SWEEP_VALUES <<<"${2#*=}"
-			shift
-			;;
-		--out)
-			[[ -n ${2:-} ]] || usage_error "--out needs a directory"
-			OUT=$2
-			shift
-			;;
-		--cpus)
-			[[ -n ${2:-} ]] || usage_error "--cpus needs auto, none or a CPU list"
-			COMPARE_CPUS=$2
-			shift
-			;;
-		-p | --port | -H | --host | -o | --output | -l | --label | --server-cpus)
-			usage_error "$1 is set by compare itself"
-			;;
-		*) BENCH_ARGS+=("$1") ;;
-		esac
-		shift
-	done
+}
+
+# compare_option ARGS...: the first of ARGS read; ARG_TAKES says how many
+# words it took (an option's value is the second). What compare does not
+# know is bench's (BENCH-ARGS).
+ARG_TAKES=1
+compare_option() {
+	ARG_TAKES=1
+	case $1 in
+	-h | --help)
+		compare_usage
+		exit 0
+		;;
+	--netns) ;;	# the default placement; kept for old command lines
+	--loopback) PLACEMENT=loopback ;;
+	--vm) VM=1 ;;
+	--bypass) COMPARE_BYPASS=1 ;;
+	--curve) CURVE=1 ;;
+	--netem | --proxy | --points | --bound)
+		compare_place_option "$1" "${2:-}"
+		ARG_TAKES=2
+		;;
+	--workload | --servers | --repeat | --precision | --rates)
+		compare_workload_option "$1" "${2:-}"
+		ARG_TAKES=2
+		;;
+	--sizes | --size | --seed | --sweep | --out | --cpus)
+		compare_sweep_option "$1" "${2:-}"
+		ARG_TAKES=2
+		;;
+	-p | --port | -H | --host | -o | --output | -l | --label | --server-cpus)
+		usage_error "$1 is set by compare itself"
+		;;
+	*) BENCH_ARGS+=("$1") ;;
+	esac
+}
+
+# compare_place_option OPTION VALUE: where and through what it runs.
+compare_place_option() {
+	local a
+	case $1 in
+	--netem)
+		[[ ${2:-} =~ ^[a-z] ]] || usage_error "--netem needs tc netem's parameters, e.g. --netem 'loss 1%'"
+		NETEM=$2
+		;;
+	--proxy)
+		[[ ${2:-} =~ ^[a-z]+(,[a-z]+)*$ ]] ||
+			usage_error "--proxy takes the proxy's paths, e.g. copy,splice,sockmap, or all"
+		COMPARE_PROXY=$2
+		[[ $2 != all ]] || COMPARE_PROXY=$(server_get proxy values | tr ' ' ,)
+		for a in ${COMPARE_PROXY//,/ }; do front_value proxy "$a"; done
+		;;
+	--points)
+		if ! [[ ${2:-} =~ ^[0-9]*\.?[0-9]+(,[0-9]*\.?[0-9]+)*$ ]] ||
+			! awk -v l="$2" 'BEGIN { n = split(l, p, ","); for (i = 1; i <= n; i++) if (p[i] <= 0 || p[i] > 10) exit 1 }'; then
+			usage_error "--points takes fractions of the capacity, e.g. 0.1,0.5,0.9,1.2"
+		fi
+		CURVE_POINTS=${2//,/ }
+		;;
+	--bound)
+		[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--bound needs the p99 bound in microseconds, e.g. 1000"
+		BOUND=$2
+		;;
+	esac
+}
+
+# compare_workload_option OPTION VALUE: what each run is, and how many.
+compare_workload_option() {
+	case $1 in
+	--workload)
+		[[ -n ${WORKLOADS[${2:-none}]:-} ]] ||
+			usage_error "--workload: '${2:-}' is none of ${!WORKLOADS[*]}"
+		WORKLOAD=$2
+		;;
+	--servers)
+		[[ ${2:-} =~ ^[a-z0-9-]+(,[a-z0-9-]+)*$ ]] ||
+			usage_error "--servers takes variant labels, e.g. user,uring (run.sh list)"
+		SERVER_LIST=$2
+		;;
+	--repeat)
+		[[ ${2:-} =~ ^([1-9][0-9]*)(-([1-9][0-9]*))?$ ]] ||
+			usage_error "--repeat needs a positive number N, or a range MIN-MAX (5-15)"
+		REPEAT=${BASH_REMATCH[1]}
+		REPEAT_MAX=${BASH_REMATCH[3]:-$REPEAT}
+		REPEAT_SET=1
+		((REPEAT_MAX >= REPEAT)) || usage_error "--repeat $2: MAX is below MIN"
+		;;
+	--precision)
+		if ! [[ ${2:-} =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+			! awk -v p="$2" 'BEGIN { exit !(p > 0 && p < 100) }'; then
+			usage_error "--precision needs a percentage in (0, 100), e.g. 2.5"
+		fi
+		PRECISION=$2
+		;;
+	--rates)
+		[[ ${2:-} =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
+			usage_error "--rates takes offered loads in msg/s, e.g. 10000,20000,40000"
+		SWEEP_KEY=rate
+		IFS=, read -ra SWEEP_VALUES <<<"$2"
+		RATES_SET=1
+		;;
+	esac
+}
+
+# compare_sweep_option OPTION VALUE: sizes, sweeps, the order's seed, the
+# results directory and the CPUs.
+compare_sweep_option() {
+	case $1 in
+	--sizes)
+		[[ ${2:-} =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
+			usage_error "--sizes takes message sizes in bytes, e.g. 64,1024,16384,65536"
+		IFS=, read -ra SIZES <<<"$2"
+		;;
+	--size)	# one of --sizes' comparisons
+		[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage_error "--size takes a message size in bytes"
+		SIZE=$2
+		;;
+	--seed)
+		[[ ${2:-} =~ ^[0-9]{1,9}$ ]] || usage_error "--seed takes a number, 0 to 999999999"
+		ORDER_SEED=$2
+		;;
+	--sweep)
+		[[ ${2:-} =~ ^(threads|connections|size|rate)=[0-9]+(,[0-9]+)*$ ]] ||
+			usage_error "--sweep takes threads=N,N,..., connections=N,N,..., rate=N,N,... or size=N,N,..."
+		[[ -z $RATES_SET ]] || usage_error "--sweep and --rates: give one"
+		SWEEP_KEY=${2%%=*}
+		IFS=, read -ra SWEEP_VALUES <<<"${2#*=}"
+		;;
+	--out)
+		[[ -n ${2:-} ]] || usage_error "--out needs a directory"
+		OUT=$2
+		;;
+	--cpus)
+		[[ -n ${2:-} ]] || usage_error "--cpus needs auto, none or a CPU list"
+		COMPARE_CPUS=$2
+		;;
+	esac
+}
+
+# compare_check_args: the options that do not go together, and what one
+# implies of another (--bypass: one stack; --curve: its own workload).
+compare_check_args() {
 	if [[ -n $COMPARE_PROXY ]]; then
 		((COMPARE_BYPASS == 0)) || usage_error "--proxy and --bypass: measure one at a time"
 		((CURVE == 0)) || usage_error "--curve and --proxy: measure one at a time"
@@ -284,55 +357,21 @@ compare_parse_args() {
 	[[ -z $NETEM || $PLACEMENT == two-machine ]] ||
 		usage_error "--netem shapes the veth between two namespaces; it does not go with --loopback"
 	if ((CURVE)); then
-		[[ -z $SWEEP_KEY ]] || usage_error "--curve sweeps the offered rate itself: drop --sweep"
-		[[ -z $WORKLOAD ]] || usage_error "--curve runs its own workload: drop --workload"
-		((COMPARE_BYPASS == 0)) || usage_error "--curve and --bypass: measure one at a time"
-		[[ " ${BENCH_ARGS[*]} " != *" -R "* && " ${BENCH_ARGS[*]} " != *" --rate "* ]] ||
-			usage_error "--curve chooses the rates: drop -R"
-		((${#BENCH_ARGS[@]})) || read -ra BENCH_ARGS <<<"$CURVE_ARGS"
-		[[ " ${BENCH_ARGS[*]} " == *" -c "* || " ${BENCH_ARGS[*]} " == *" --connections "* ]] ||
-			usage_error "--curve needs bench's event engine: give -c N in the bench arguments"
-		WORKLOAD=curve
-		[[ $REPEAT_SET ]] || { REPEAT=3; REPEAT_MAX=3; }
+		compare_check_curve
 	fi
-	if [[ $WORKLOAD == load* || $WORKLOAD == stream ]]; then
-		# An equal-load workload, or the stream, takes bench arguments
-		# after its own (bench's last value of a flag wins): --workload
-		# load -d 2.
-		read -ra BENCH_ARGS <<<"${WORKLOADS[$WORKLOAD]} ${BENCH_ARGS[*]}"
-	elif ((${#BENCH_ARGS[@]})); then
-		[[ -z $WORKLOAD || $WORKLOAD == curve ]] ||
-			usage_error "--workload $WORKLOAD and bench arguments '${BENCH_ARGS[*]}': give one or the other"
-	else
-		# --sweep (of anything) with no workload named: the closed loop's.
-		[[ -n $WORKLOAD || -z $SWEEP_KEY || -n $RATES_SET ]] || WORKLOAD=busy
-		WORKLOAD=${WORKLOAD:-$DEFAULT_WORKLOAD}
-		read -ra BENCH_ARGS <<<"${WORKLOADS[$WORKLOAD]}"
-	fi
-	[[ $WORKLOAD != stream || -n $SIZE || ${#SIZES[@]} -gt 0 ]] || SIZE=$STREAM_SIZE
-	[[ -z $SIZE ]] || BENCH_ARGS+=(-s "$SIZE")
-	if ((${#SIZES[@]})); then
-		[[ -z $SIZE && $SWEEP_KEY != size ]] || usage_error "--sizes sweeps the size itself: drop --size and --sweep size="
-		((CURVE == 0)) || usage_error "--sizes and --curve: measure one at a time"
-		[[ " ${BENCH_ARGS[*]} " != *" -s "* && " ${BENCH_ARGS[*]} " != *" --size "* ]] ||
-			usage_error "--sizes chooses the size: drop -s"
-	fi
-	# Equal load: open loop at rates every server is offered alike.
-	if [[ $WORKLOAD == load* || -n $RATES_SET ]]; then
-		((CURVE == 0)) || usage_error "--curve chooses its rates: drop --rates"
-		[[ " ${BENCH_ARGS[*]} " == *" -c "* || " ${BENCH_ARGS[*]} " == *" --connections "* ]] ||
-			usage_error "--rates needs bench's event engine: give -c N in the bench arguments, or --workload load"
-		[[ " ${BENCH_ARGS[*]} " != *" -R "* && " ${BENCH_ARGS[*]} " != *" --rate "* ]] ||
-			usage_error "equal load chooses the rates (--rates): drop -R"
-		[[ -z $SWEEP_KEY || $SWEEP_KEY == rate ]] ||
-			usage_error "--workload $WORKLOAD sweeps the rate: drop --sweep $SWEEP_KEY"
-		EQUAL=1
-		SWEEP_KEY=rate
-	fi
-	[[ -n $ORDER_SEED ]] || ORDER_SEED=$(((RANDOM * 32768 + RANDOM) % 1000000000))
-	plan >/dev/null	# --servers: unknown or misplaced variants end here
-	# bench judges its own flags (--help last: every flag is parsed first).
-	local err
-	err=$("$BENCH" "${BENCH_ARGS[@]}" --help 2>&1 >/dev/null) ||
-		usage_error "bad bench arguments '${BENCH_ARGS[*]}': ${err%%$'\n'*}"
+}
+
+# compare_check_curve: --curve's own workload, bench arguments and
+# repetitions.
+compare_check_curve() {
+	[[ -z $SWEEP_KEY ]] || usage_error "--curve sweeps the offered rate itself: drop --sweep"
+	[[ -z $WORKLOAD ]] || usage_error "--curve runs its own workload: drop --workload"
+	((COMPARE_BYPASS == 0)) || usage_error "--curve and --bypass: measure one at a time"
+	[[ " ${BENCH_ARGS[*]} " != *" -R "* && " ${BENCH_ARGS[*]} " != *" --rate "* ]] ||
+		usage_error "--curve chooses the rates: drop -R"
+	((${#BENCH_ARGS[@]})) || read -ra BENCH_ARGS <<<"$CURVE_ARGS"
+	[[ " ${BENCH_ARGS[*]} " == *" -c "* || " ${BENCH_ARGS[*]} " == *" --connections "* ]] ||
+		usage_error "--curve needs bench's event engine: give -c N in the bench arguments"
+	WORKLOAD=curve
+	[[ $REPEAT_SET ]] || { REPEAT=3; REPEAT_MAX=3; }
 }

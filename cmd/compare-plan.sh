@@ -34,6 +34,52 @@ EQUAL_POINTS="0.25 0.5 0.75"
 # (judge's own rate rule for CPU per echo is the same 2%).
 RATE_TOLERANCE=0.02
 
+# plan_workload: the bench arguments every run gets (BENCH_ARGS), from
+# the workload named, or the default one, and BENCH-ARGS; the message
+# size.
+plan_workload() {
+	if [[ $WORKLOAD == load* || $WORKLOAD == stream ]]; then
+		# An equal-load workload, or the stream, takes bench arguments
+		# after its own (bench's last value of a flag wins): --workload
+		# load -d 2.
+		read -ra BENCH_ARGS <<<"${WORKLOADS[$WORKLOAD]} ${BENCH_ARGS[*]}"
+	elif ((${#BENCH_ARGS[@]})); then
+		[[ -z $WORKLOAD || $WORKLOAD == curve ]] ||
+			usage_error "--workload $WORKLOAD and bench arguments '${BENCH_ARGS[*]}': give one or the other"
+	else
+		# --sweep (of anything) with no workload named: the closed loop's.
+		[[ -n $WORKLOAD || -z $SWEEP_KEY || -n $RATES_SET ]] || WORKLOAD=busy
+		WORKLOAD=${WORKLOAD:-$DEFAULT_WORKLOAD}
+		read -ra BENCH_ARGS <<<"${WORKLOADS[$WORKLOAD]}"
+	fi
+	# shellcheck disable=SC2153 # SIZES: --sizes (cmd/compare-args.sh)
+	[[ $WORKLOAD != stream || -n $SIZE || ${#SIZES[@]} -gt 0 ]] || SIZE=$STREAM_SIZE
+	[[ -z $SIZE ]] || BENCH_ARGS+=(-s "$SIZE")
+	if ((${#SIZES[@]})); then
+		[[ -z $SIZE && $SWEEP_KEY != size ]] || usage_error "--sizes sweeps the size itself: drop --size and --sweep size="
+		((CURVE == 0)) || usage_error "--sizes and --curve: measure one at a time"
+		[[ " ${BENCH_ARGS[*]} " != *" -s "* && " ${BENCH_ARGS[*]} " != *" --size "* ]] ||
+			usage_error "--sizes chooses the size: drop -s"
+	fi
+	plan_equal_load
+}
+
+# plan_equal_load: open loop at rates every server is offered alike
+# (load, load1000 or --rates): the sweep of the rate.
+plan_equal_load() {
+	if [[ $WORKLOAD == load* || -n $RATES_SET ]]; then
+		((CURVE == 0)) || usage_error "--curve chooses its rates: drop --rates"
+		[[ " ${BENCH_ARGS[*]} " == *" -c "* || " ${BENCH_ARGS[*]} " == *" --connections "* ]] ||
+			usage_error "--rates needs bench's event engine: give -c N in the bench arguments, or --workload load"
+		[[ " ${BENCH_ARGS[*]} " != *" -R "* && " ${BENCH_ARGS[*]} " != *" --rate "* ]] ||
+			usage_error "equal load chooses the rates (--rates): drop -R"
+		[[ -z $SWEEP_KEY || $SWEEP_KEY == rate ]] ||
+			usage_error "--workload $WORKLOAD sweeps the rate: drop --sweep $SWEEP_KEY"
+		EQUAL=1
+		SWEEP_KEY=rate
+	fi
+}
+
 # Resolves --cpus into SERVER_CPUS, CLIENT_CPUS and CLIENT_PLACE.
 resolve_cpus() {
 	SERVER_CPUS=$(parse_cpus "$COMPARE_CPUS")
