@@ -222,8 +222,7 @@ run_one() {
 # ABCD, BCDA... would have it), and a drift over the comparison hits every
 # server alike.
 measure_all() {
-	local entries=() ok=() e label server args why v tag i k n rep total done_runs=0
-	local sweep_args=()
+	local entries=() ok=() e label server args why v n total done_runs=0 upto=
 	declare -A failed=()
 	mapfile -t entries < <(plan)
 	for e in "${entries[@]}"; do
@@ -246,65 +245,80 @@ measure_all() {
 	fi
 	total=$((n * REPEAT_MAX * ${#SWEEP_VALUES[@]}))
 	((total)) || total=$((n * REPEAT_MAX))
-	local upto=
 	((REPEAT_MAX == REPEAT)) || upto="up to "
 	for v in "${SWEEP_VALUES[@]:-}"; do
-		sweep_args=()
-		tag=
-		if [[ -n $SWEEP_KEY ]]; then
-			sweep_args=("--$SWEEP_KEY" "$v" --meta "sweep=$SWEEP_KEY" --meta "sweep_value=$v")
-			tag=-$SWEEP_KEY$v
-		fi
-		# The first run after a quiet spell is slower than the rest (the
-		# issue's runs: user's first of three was its slowest in every
-		# directory): one unrecorded run of the whole workload first.
-		# Timed workloads only: a run of rounds is a burst, and may be long.
-		if [[ " ${BENCH_ARGS[*]} " == *" -d "* || " ${BENCH_ARGS[*]} " == *" --duration "* ]]; then
-			read -r label server args <<<"${ok[0]}"
-			say "warm-up: one unrecorded run of $label${tag:+ ($SWEEP_KEY=$v)}"
-			# shellcheck disable=SC2086 # args: zero or more start options
-			run_one "$label" "$server" 0 "$tag" "${sweep_args[@]}" -- $args || true
-		fi
-		local why_stop="as asked"
-		for ((rep = 1; rep <= REPEAT_MAX; rep++)); do
-			if ((rep > REPEAT)); then
-				if why=$(precise_enough "$v" "${ok[@]}"); then
-					why_stop=$why
-					rep=$((rep - 1))
-					break
-				fi
-				say "after $((rep - 1)) repetitions: $why: one more"
-			fi
-			shuffle "$n"
-			for ((k = 0; k < n; k++)); do
-				i=${ORDER[k]}
-				read -r label server args <<<"${ok[i]}"
-				((k)) || echo "order=${tag:+$SWEEP_KEY=$v }repetition $rep: $(for j in "${ORDER[@]}"; do
-					read -r l _ <<<"${ok[j]}"; printf '%s ' "$l"; done)" >>"$OUT/meta.txt"
-				done_runs=$((done_runs + 1))
-				[[ -z ${failed[$label]:-} ]] || continue
-				say "run $done_runs of $upto$total: $label${tag:+ ($SWEEP_KEY=$v)}, repetition $rep of $upto$REPEAT_MAX"
-				# shellcheck disable=SC2086 # args: zero or more start options
-				if ! run_one "$label" "$server" "$rep" "$tag" "${sweep_args[@]}" -- $args; then
-					say "$label: did not start (its message is above); left out from here on"
-					failed[$label]=1
-					SKIPPED+=("\`$label\`: did not start here; \`sudo ./run.sh $server\` shows why")
-				fi
-			done
-		done
-		if ((rep > REPEAT_MAX)); then
-			rep=$REPEAT_MAX
-			if ((REPEAT_MAX > REPEAT)); then
-				why=$(precise_enough "$v" "${ok[@]}") || true
-				why_stop="the most, $REPEAT_MAX: $why"
-			fi
-		fi
-		ROUNDS+=("${tag:+$SWEEP_KEY=$v: }$rep ($why_stop)")
-		say "${tag:+$SWEEP_KEY=$v: }$rep repetitions: $why_stop"
+		measure_value "$v"
 	done
 	for e in "${ok[@]}"; do
 		read -r label _ <<<"$e"
 		[[ -n ${failed[$label]:-} ]] || MEASURED+=("$label")
+	done
+}
+
+# measure_value SWEEP-VALUE: measure_all's repetitions at one value of the
+# sweep (or the one run of no sweep), REPEAT to REPEAT_MAX of them. It
+# reads and counts in measure_all's locals: ok, n, failed, done_runs,
+# total and upto.
+measure_value() {
+	local v=$1 sweep_args=() tag='' label server args why rep why_stop="as asked"
+	if [[ -n $SWEEP_KEY ]]; then
+		sweep_args=("--$SWEEP_KEY" "$v" --meta "sweep=$SWEEP_KEY" --meta "sweep_value=$v")
+		tag=-$SWEEP_KEY$v
+	fi
+	# The first run after a quiet spell is slower than the rest (the
+	# issue's runs: user's first of three was its slowest in every
+	# directory): one unrecorded run of the whole workload first.
+	# Timed workloads only: a run of rounds is a burst, and may be long.
+	if [[ " ${BENCH_ARGS[*]} " == *" -d "* || " ${BENCH_ARGS[*]} " == *" --duration "* ]]; then
+		read -r label server args <<<"${ok[0]}"
+		say "warm-up: one unrecorded run of $label${tag:+ ($SWEEP_KEY=$v)}"
+		# shellcheck disable=SC2086 # args: zero or more start options
+		run_one "$label" "$server" 0 "$tag" "${sweep_args[@]}" -- $args || true
+	fi
+	for ((rep = 1; rep <= REPEAT_MAX; rep++)); do
+		if ((rep > REPEAT)); then
+			if why=$(precise_enough "$v" "${ok[@]}"); then
+				why_stop=$why
+				rep=$((rep - 1))
+				break
+			fi
+			say "after $((rep - 1)) repetitions: $why: one more"
+		fi
+		measure_round "$v" "$rep" "$tag" "${sweep_args[@]}"
+	done
+	if ((rep > REPEAT_MAX)); then
+		rep=$REPEAT_MAX
+		if ((REPEAT_MAX > REPEAT)); then
+			why=$(precise_enough "$v" "${ok[@]}") || true
+			why_stop="the most, $REPEAT_MAX: $why"
+		fi
+	fi
+	ROUNDS+=("${tag:+$SWEEP_KEY=$v: }$rep ($why_stop)")
+	say "${tag:+$SWEEP_KEY=$v: }$rep repetitions: $why_stop"
+}
+
+# measure_round SWEEP-VALUE REP TAG [SWEEP-ARGS...]: repetition REP, every
+# server once, in an order shuffled for it and written to meta.txt. A
+# server that does not start is left out from here on (measure_all's
+# failed).
+measure_round() {
+	local v=$1 rep=$2 tag=$3 i j k l label server args
+	shift 3
+	shuffle "$n"
+	for ((k = 0; k < n; k++)); do
+		i=${ORDER[k]}
+		read -r label server args <<<"${ok[i]}"
+		((k)) || echo "order=${tag:+$SWEEP_KEY=$v }repetition $rep: $(for j in "${ORDER[@]}"; do
+			read -r l _ <<<"${ok[j]}"; printf '%s ' "$l"; done)" >>"$OUT/meta.txt"
+		done_runs=$((done_runs + 1))
+		[[ -z ${failed[$label]:-} ]] || continue
+		say "run $done_runs of $upto$total: $label${tag:+ ($SWEEP_KEY=$v)}, repetition $rep of $upto$REPEAT_MAX"
+		# shellcheck disable=SC2086 # args: zero or more start options
+		if ! run_one "$label" "$server" "$rep" "$tag" "$@" -- $args; then
+			say "$label: did not start (its message is above); left out from here on"
+			failed[$label]=1
+			SKIPPED+=("\`$label\`: did not start here; \`sudo ./run.sh $server\` shows why")
+		fi
 	done
 }
 

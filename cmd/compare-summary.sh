@@ -41,91 +41,16 @@ verdict_files() {
 # summary.md: the verdicts first (analysis/judge over the per-run figures),
 # then CPU per echo by kind and the pooled response times for reference.
 write_summary() {
-	local f=$OUT/summary.md s v base files=() line anywhere
+	local f=$OUT/summary.md s v base
 	: >"$OUT/judged.txt"
 	base=user
 	[[ " ${MEASURED[*]} " == *" user "* ]] || base=${MEASURED[0]:-user}
 	# Behind the proxy, every path against the plain relay.
 	[[ " ${MEASURED[*]} " != *" user-proxy-copy "* ]] || base=user-proxy-copy
 	{
-		echo "# $WHERE comparison, ${SUM_DATE:-$(date -u +%Y-%m-%d)}"
-		echo
-		echo "Kernel ${SUM_KERNEL:-$(uname -r)}, ${SUM_CORES:-$(nproc)} cores. Workload ${WORKLOAD:-custom}: bench ${BENCH_ARGS[*]}"
-		echo "(${SUM_CLIENT:-$(client_mode)}). Placement: ${SUM_PLACEMENT:-$(placement_text)}."
-		echo "Runs per server: $(repeat_text). Interleaved (each repetition runs every"
-		echo "server once, in a random order: meta.txt's order= lines), each a fresh start of the server. Times in"
-		echo "microseconds; CPU per echo is microseconds of CPU time per echoed message"
-		echo "in the measured window (netperf's service demand), from /proc/stat."
-		echo
+		summary_head
 		for v in "${SWEEP_VALUES[@]:-}"; do
-			[[ -z $SWEEP_KEY ]] || { echo "## $SWEEP_KEY = $v"; echo; }
-			mapfile -t files < <(verdict_files "$v" 2>"$OUT/.left-out")
-			if [[ -s $OUT/.left-out ]]; then
-				echo "Left out of the verdicts: runs that did not achieve the offered $v msg/s"
-				echo "within $(awk -v t="$RATE_TOLERANCE" 'BEGIN { print 100 * t }')%, or a Poisson count's own 3 sd where wider (client-limited:"
-				echo "bench's CPUs were the limit; short: the server fell behind; over: a late"
-				echo "client caught up):"
-				echo
-				sed 's/^/- /' "$OUT/.left-out"
-				echo
-			elif ((${#files[@]} == 0)); then
-				echo "No run was recorded here (compare's output says why)."
-				echo
-			elif ((EQUAL)); then
-				echo "Every run achieved the offered $v msg/s within $(awk -v t="$RATE_TOLERANCE" 'BEGIN { print 100 * t }')%."
-				echo
-			fi
-			rm -f "$OUT/.left-out"
-			((${#files[@]})) || continue
-			echo "### Verdicts against $base"
-			echo
-			"$JUDGE" --baseline "$base" --markdown "${files[@]}" ||
-				echo "(analysis/judge could not judge these runs: its message is in compare's output)"
-			# The same verdicts as lines, for cmd/sizes.sh's table.
-			"$JUDGE" --baseline "$base" "${files[@]}" 2>/dev/null |
-				sed "s/^judge /judge ${SWEEP_KEY:-value}=${v:--} /" >>"$OUT/judged.txt" || true
-			echo
-			echo "### CPU per echo, by kind (all runs pooled)"
-			echo
-			echo "Microseconds per echo. Scope: split, the server's CPUs only; all, every"
-			echo "CPU (the client's too); shared, CPUs server and client both ran on."
-			echo
-			echo "| server | server CPU | usr | sys | softirq | irq | scope | client CPU |"
-			echo "|---|---|---|---|---|---|---|---|"
-			for s in "${MEASURED[@]}"; do
-				mapfile -t files < <(run_files "$s" "$v")
-				((${#files[@]})) || continue
-				line=$("$SUMMARIZE" "${files[@]}")
-				echo "| $s | $(cpu_row "$line") |"
-			done
-			echo
-			anywhere=()
-			for s in "${MEASURED[@]}"; do
-				[[ $(variant_get "${s%-again}" cpu_scope) != all ]] || anywhere+=("$s")
-			done
-			if ((${#anywhere[@]})); then
-				echo "${anywhere[*]}: run on any CPU (kecho's unbound workqueue, its kthread"
-				echo "mode's threads), so their CPU per echo counts every CPU, the client's"
-				echo "included: not comparable with a server-only figure. The verdicts'"
-				echo "machine CPU (the server's and the client's CPUs together) compares them."
-				echo
-			fi
-			[[ $WORKLOAD != stream ]] || stream_table "$v"
-			echo "### Response times (all runs pooled, for reference; the verdicts above judge)"
-			echo
-			echo "Server side: send -> the echo reached the client's kernel (arrival_us);"
-			echo "client side: -> recv() returned it (rtt_us). Client-bound runs, where bench"
-			echo "found the client was the bottleneck, are left out of the verdicts' latency"
-			echo "and req/s; here they are counted."
-			echo
-			echo "| server | runs | client-bound | samples | failed | server p50 | server p99 | client p50 | client p99 | req/s |"
-			echo "|---|---|---|---|---|---|---|---|---|---|"
-			for s in "${MEASURED[@]}"; do
-				mapfile -t files < <(run_files "$s" "$v")
-				((${#files[@]})) || continue
-				echo "| $s | ${#files[@]} | $(client_bound "${files[@]}") | $(latency_row "$("$SUMMARIZE" "${files[@]}")") |"
-			done
-			echo
+			summary_value "$v" "$base"
 		done
 		if ((${#SKIPPED[@]})); then
 			echo "Not measured here:"
@@ -134,25 +59,129 @@ write_summary() {
 			echo
 		fi
 		if ((CURVE)); then
-			echo "## Latency against load: the knees"
-			echo
-			echo "Open loop, Poisson arrivals over the connections; each server's capacity"
-			echo "probed by a closed-loop run (capacity.txt), then the offered loads above as"
-			echo "fractions of the highest. The knee: the highest achieved load whose p99"
-			echo "(from each message's due time to the echo's arrival) stays under the bound,"
-			echo "before the first point over it; a client-limited point (bench's CPUs over"
-			echo "90% busy, marked +) ends a repetition's search and is never a knee."
-			echo "curve.png draws it; curve.tsv holds every point (cmd/curve.sh)."
-			echo
-			"$ROOT/cmd/curve.sh" --bound "$BOUND" --no-plot "$OUT" ||
-				echo "(cmd/curve.sh could not read these runs: its message is in compare's output)"
-			echo
+			summary_curve
 		fi
 		local dir=${OUT#"$ROOT"/results/}
 		[[ $dir != /* ]] || dir="this directory"	# the guest's /out
 		echo "Raw files: \`SERVER[-SWEEP]-RUN.tsv\`; redraw with \`make plots RESULTS=$dir\`,"
 		echo "judge again with \`analysis/judge --markdown FILE...\`."
 	} >"$f"
+}
+
+# summary_head: what was run, where and how, above every table.
+summary_head() {
+	echo "# $WHERE comparison, ${SUM_DATE:-$(date -u +%Y-%m-%d)}"
+	echo
+	echo "Kernel ${SUM_KERNEL:-$(uname -r)}, ${SUM_CORES:-$(nproc)} cores. Workload ${WORKLOAD:-custom}: bench ${BENCH_ARGS[*]}"
+	echo "(${SUM_CLIENT:-$(client_mode)}). Placement: ${SUM_PLACEMENT:-$(placement_text)}."
+	echo "Runs per server: $(repeat_text). Interleaved (each repetition runs every"
+	echo "server once, in a random order: meta.txt's order= lines), each a fresh start of the server. Times in"
+	echo "microseconds; CPU per echo is microseconds of CPU time per echoed message"
+	echo "in the measured window (netperf's service demand), from /proc/stat."
+	echo
+}
+
+# summary_value SWEEP-VALUE BASELINE: the verdicts against BASELINE at
+# one value of the sweep, the runs they leave out, then the tables.
+summary_value() {
+	local v=$1 base=$2 files=()
+	[[ -z $SWEEP_KEY ]] || { echo "## $SWEEP_KEY = $v"; echo; }
+	mapfile -t files < <(verdict_files "$v" 2>"$OUT/.left-out")
+	if [[ -s $OUT/.left-out ]]; then
+		echo "Left out of the verdicts: runs that did not achieve the offered $v msg/s"
+		echo "within $(awk -v t="$RATE_TOLERANCE" 'BEGIN { print 100 * t }')%, or a Poisson count's own 3 sd where wider (client-limited:"
+		echo "bench's CPUs were the limit; short: the server fell behind; over: a late"
+		echo "client caught up):"
+		echo
+		sed 's/^/- /' "$OUT/.left-out"
+		echo
+	elif ((${#files[@]} == 0)); then
+		echo "No run was recorded here (compare's output says why)."
+		echo
+	elif ((EQUAL)); then
+		echo "Every run achieved the offered $v msg/s within $(awk -v t="$RATE_TOLERANCE" 'BEGIN { print 100 * t }')%."
+		echo
+	fi
+	rm -f "$OUT/.left-out"
+	((${#files[@]})) || return 0
+	echo "### Verdicts against $base"
+	echo
+	"$JUDGE" --baseline "$base" --markdown "${files[@]}" ||
+		echo "(analysis/judge could not judge these runs: its message is in compare's output)"
+	# The same verdicts as lines, for cmd/sizes.sh's table.
+	"$JUDGE" --baseline "$base" "${files[@]}" 2>/dev/null |
+		sed "s/^judge /judge ${SWEEP_KEY:-value}=${v:--} /" >>"$OUT/judged.txt" || true
+	echo
+	summary_cpu "$v"
+	[[ $WORKLOAD != stream ]] || stream_table "$v"
+	summary_latency "$v"
+}
+
+# summary_cpu SWEEP-VALUE: CPU per echo by kind, every run pooled.
+summary_cpu() {
+	local v=$1 s files=() line anywhere=()
+	echo "### CPU per echo, by kind (all runs pooled)"
+	echo
+	echo "Microseconds per echo. Scope: split, the server's CPUs only; all, every"
+	echo "CPU (the client's too); shared, CPUs server and client both ran on."
+	echo
+	echo "| server | server CPU | usr | sys | softirq | irq | scope | client CPU |"
+	echo "|---|---|---|---|---|---|---|---|"
+	for s in "${MEASURED[@]}"; do
+		mapfile -t files < <(run_files "$s" "$v")
+		((${#files[@]})) || continue
+		line=$("$SUMMARIZE" "${files[@]}")
+		echo "| $s | $(cpu_row "$line") |"
+	done
+	echo
+	anywhere=()
+	for s in "${MEASURED[@]}"; do
+		[[ $(variant_get "${s%-again}" cpu_scope) != all ]] || anywhere+=("$s")
+	done
+	if ((${#anywhere[@]})); then
+		echo "${anywhere[*]}: run on any CPU (kecho's unbound workqueue, its kthread"
+		echo "mode's threads), so their CPU per echo counts every CPU, the client's"
+		echo "included: not comparable with a server-only figure. The verdicts'"
+		echo "machine CPU (the server's and the client's CPUs together) compares them."
+		echo
+	fi
+}
+
+# summary_latency SWEEP-VALUE: the pooled response times, for reference.
+summary_latency() {
+	local v=$1 s files=()
+	echo "### Response times (all runs pooled, for reference; the verdicts above judge)"
+	echo
+	echo "Server side: send -> the echo reached the client's kernel (arrival_us);"
+	echo "client side: -> recv() returned it (rtt_us). Client-bound runs, where bench"
+	echo "found the client was the bottleneck, are left out of the verdicts' latency"
+	echo "and req/s; here they are counted."
+	echo
+	echo "| server | runs | client-bound | samples | failed | server p50 | server p99 | client p50 | client p99 | req/s |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
+	for s in "${MEASURED[@]}"; do
+		mapfile -t files < <(run_files "$s" "$v")
+		((${#files[@]})) || continue
+		echo "| $s | ${#files[@]} | $(client_bound "${files[@]}") | $(latency_row "$("$SUMMARIZE" "${files[@]}")") |"
+	done
+	echo
+}
+
+# summary_curve: --curve's knees, from cmd/curve.sh.
+summary_curve() {
+	echo "## Latency against load: the knees"
+	echo
+	echo "Open loop, Poisson arrivals over the connections; each server's capacity"
+	echo "probed by a closed-loop run (capacity.txt), then the offered loads above as"
+	echo "fractions of the highest. The knee: the highest achieved load whose p99"
+	echo "(from each message's due time to the echo's arrival) stays under the bound,"
+	echo "before the first point over it; a client-limited point (bench's CPUs over"
+	echo "90% busy, marked +) ends a repetition's search and is never a knee."
+	echo "curve.png draws it; curve.tsv holds every point (cmd/curve.sh)."
+	echo
+	"$ROOT/cmd/curve.sh" --bound "$BOUND" --no-plot "$OUT" ||
+		echo "(cmd/curve.sh could not read these runs: its message is in compare's output)"
+	echo
 }
 
 # repeat_text: how many runs each server had, and why no more.
