@@ -119,7 +119,9 @@ What is measured:
                  one echo in flight varies more. load, load1000 and stream
                  take BENCH-ARGS after their own (--workload load -d 10)
   --rates R,..   the offered loads, msg/s in total (load, load1000, or
-                 BENCH-ARGS with -c). Default: each server's capacity from
+                 BENCH-ARGS with -c; with no --workload and BENCH-ARGS
+                 without -c or -t, load, BENCH-ARGS after its own:
+                 --rates 20000 -d 10). Default: each server's capacity from
                  a closed-loop run first, then ${EQUAL_POINTS// /, } of the
                  lowest. A point a run did not carry (achieved rate off the
                  offered by more than 2%) is marked and left out of the
@@ -165,6 +167,8 @@ compare_usage_sweeps() {
   --summarize DIR  write DIR's summary.md again from its raw files and
                  meta.txt (after cmd/thin.sh, say); nothing is run
   BENCH-ARGS     passed to every bench run instead of the workload's
+                 (after its own for load, load1000 and stream, and for
+                 --rates without -c or -t)
 
 The last line printed is 'results: DIR'.
 EOF

@@ -38,6 +38,13 @@ RATE_TOLERANCE=0.02
 # the workload named, or the default one, and BENCH-ARGS; the message
 # size.
 plan_workload() {
+	# --rates alone asks for equal load, the default workload's: bench
+	# arguments that pick no engine (-c, -t) go after its own, as after
+	# a workload named (--rates 20000 -d 3).
+	if [[ -z $WORKLOAD && -n $RATES_SET ]] &&
+		! bench_args_name -c --connections -t --threads; then
+		WORKLOAD=$DEFAULT_WORKLOAD
+	fi
 	if [[ $WORKLOAD == load* || $WORKLOAD == stream ]]; then
 		# An equal-load workload, or the stream, takes bench arguments
 		# after its own (bench's last value of a flag wins): --workload
@@ -62,6 +69,17 @@ plan_workload() {
 			usage_error "--sizes chooses the size: drop -s"
 	fi
 	plan_equal_load
+}
+
+# bench_args_name FLAG...: whether the bench arguments hold one of FLAGs.
+bench_args_name() {
+	local a f
+	for a in "${BENCH_ARGS[@]}"; do
+		for f in "$@"; do
+			[[ $a != "$f" ]] || return 0
+		done
+	done
+	return 1
 }
 
 # plan_equal_load: open loop at rates every server is offered alike
