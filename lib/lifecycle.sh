@@ -295,77 +295,19 @@ abandon_start() {
 # backend, on PORT + 1 at --backend-addr (default ADDR), in namespace NS
 # if given (compare's client namespace), the front staying in this one.
 server_start() {
-	local server=$1 port=$DEFAULT_PORT addr=$DEFAULT_ADDR cpus='' netns='' fronts=() f why pid='' i what
-	local relay='' backend_addr='' sport saddr
+	local server=$1 port=$DEFAULT_PORT addr=$DEFAULT_ADDR cpus='' netns='' fronts=() f why pid=''
+	local relay='' backend_addr='' sport saddr taken
 	declare -A front_arg=()
 	shift
 	while (($#)); do
-		case $1 in
-		--addr)
-			is_ipv4 "${2:-}" ||
-				usage_error "--addr: '${2:-}' is not an IPv4 address (a dotted quad such as $DEFAULT_ADDR, or 0.0.0.0 for every interface)"
-			addr=$2
-			shift 2
-			;;
-		--port)
-			if [[ ! ${2:-} =~ ^[0-9]+$ ]] || (($2 < 1 || $2 > 65535)); then
-				usage_error "--port: '${2:-}' is not a port number (1-65535)"
-			fi
-			port=$2
-			shift 2
-			;;
-		--cpus)
-			[[ -n ${2:-} ]] || usage_error "--cpus needs a CPU list (e.g. 0 or 0-1), auto or all"
-			cpus=$(parse_cpus "$2")
-			shift 2
-			;;
-		--netns)
-			[[ -e /run/netns/${2:-} && -n ${2:-} ]] ||
-				usage_error "--netns: '${2:-}' is no network namespace (ip netns list)"
-			netns=$2
-			shift 2
-			;;
-		--backend-addr)
-			if ! is_ipv4 "${2:-}" || [[ $2 == 0.0.0.0 ]]; then
-				usage_error "--backend-addr: '${2:-}' is not an IPv4 address of one interface"
-			fi
-			backend_addr=$2
-			shift 2
-			;;
-		--)
+		if [[ $1 == -- ]]; then
 			shift
 			break
-			;;
-		*)
-			f=$(front_of_flag "$1") ||
-				usage_error "$server: unknown option '$1' (server arguments go after --)"
-			front_serves "$f" "$server" ||
-				usage_error "$1 goes only in front of $(server_get "$f" serves | sed 's/ /, /g'), not $server: $(server_get "$f" only_why)"
-			if [[ -n $(server_get "$f" value) ]]; then
-				front_value "$f" "${2:-}"
-				front_arg[$f]=$2
-				shift
-			fi
-			[[ -z $(server_get "$f" relay) ]] || relay=$f
-			fronts+=("$f")
-			shift
-			;;
-		esac
+		fi
+		_start_option "$@"
+		shift "$taken"
 	done
-	[[ -n $relay || -z $backend_addr ]] ||
-		usage_error "--backend-addr: there is no relay in front of $server (--proxy PATH)"
-	# A relay's sockets are its own, not the server's: no other front
-	# (the bypass, in the server's cgroup) would see the clients' traffic.
-	if [[ -n $relay && ${#fronts[@]} -gt 1 ]]; then
-		usage_error "$(for f in "${fronts[@]}"; do server_get "$f" flag; done | paste -sd' ' | sed 's/ / and /g'): one front at a time (the $relay's sockets are not in the server's cgroup, so the others would carry nothing)"
-	fi
-	# Where the server itself listens: behind a relay, on the next port.
-	sport=$port saddr=$addr
-	if [[ -n $relay ]]; then
-		sport=$((port + 1))
-		((sport <= 65535)) || usage_error "--port $port: the backend behind the $relay needs the next port, and there is none"
-		saddr=${backend_addr:-$(reach_addr "$addr")}
-	fi
+	_start_where
 	need_root "$server"
 	why=$(server_hook "$server" unavailable)
 	for f in "${fronts[@]}"; do
@@ -383,7 +325,87 @@ server_start() {
 	if [[ -n $relay && -n $(_lc_netns='' port_listening "$port") ]]; then
 		die "port $port is busy ($(_lc_netns='' port_owner "$port")): stop that program or pick another port with --port N"
 	fi
+	_start_record "$@"
+	_start_launch "$@"
+	_start_wait_ready
+}
 
+# The parts of server_start. They read and set its locals (server, port,
+# addr, cpus, netns, fronts, front_arg, relay, backend_addr, sport, saddr,
+# pid), as the servers' start hooks set its pid.
+
+# _start_option ARGS...: server_start's first option of ARGS; taken, the
+# words it took.
+_start_option() {
+	local f
+	taken=2
+	case $1 in
+	--addr)
+		is_ipv4 "${2:-}" ||
+			usage_error "--addr: '${2:-}' is not an IPv4 address (a dotted quad such as $DEFAULT_ADDR, or 0.0.0.0 for every interface)"
+		addr=$2
+		;;
+	--port)
+		if [[ ! ${2:-} =~ ^[0-9]+$ ]] || (($2 < 1 || $2 > 65535)); then
+			usage_error "--port: '${2:-}' is not a port number (1-65535)"
+		fi
+		port=$2
+		;;
+	--cpus)
+		[[ -n ${2:-} ]] || usage_error "--cpus needs a CPU list (e.g. 0 or 0-1), auto or all"
+		cpus=$(parse_cpus "$2")
+		;;
+	--netns)
+		[[ -e /run/netns/${2:-} && -n ${2:-} ]] ||
+			usage_error "--netns: '${2:-}' is no network namespace (ip netns list)"
+		netns=$2
+		;;
+	--backend-addr)
+		if ! is_ipv4 "${2:-}" || [[ $2 == 0.0.0.0 ]]; then
+			usage_error "--backend-addr: '${2:-}' is not an IPv4 address of one interface"
+		fi
+		backend_addr=$2
+		;;
+	*)
+		taken=1
+		f=$(front_of_flag "$1") ||
+			usage_error "$server: unknown option '$1' (server arguments go after --)"
+		front_serves "$f" "$server" ||
+			usage_error "$1 goes only in front of $(server_get "$f" serves | sed 's/ /, /g'), not $server: $(server_get "$f" only_why)"
+		if [[ -n $(server_get "$f" value) ]]; then
+			front_value "$f" "${2:-}"
+			front_arg[$f]=$2
+			taken=2
+		fi
+		[[ -z $(server_get "$f" relay) ]] || relay=$f
+		fronts+=("$f")
+		;;
+	esac
+}
+
+# _start_where: the fronts that go together, and where the server itself
+# listens (sport, saddr): behind a relay, on the next port.
+_start_where() {
+	local f
+	[[ -n $relay || -z $backend_addr ]] ||
+		usage_error "--backend-addr: there is no relay in front of $server (--proxy PATH)"
+	# A relay's sockets are its own, not the server's: no other front
+	# (the bypass, in the server's cgroup) would see the clients' traffic.
+	if [[ -n $relay && ${#fronts[@]} -gt 1 ]]; then
+		usage_error "$(for f in "${fronts[@]}"; do server_get "$f" flag; done | paste -sd' ' | sed 's/ / and /g'): one front at a time (the $relay's sockets are not in the server's cgroup, so the others would carry nothing)"
+	fi
+	sport=$port saddr=$addr
+	if [[ -n $relay ]]; then
+		sport=$((port + 1))
+		((sport <= 65535)) || usage_error "--port $port: the backend behind the $relay needs the next port, and there is none"
+		saddr=${backend_addr:-$(reach_addr "$addr")}
+	fi
+}
+
+# _start_record SERVER-ARGS...: the state of the server about to start,
+# and the sysctls it needs raised.
+_start_record() {
+	local f
 	mkdir -p "$STATE_DIR"
 	: >"$STATE_DIR/sysctl.orig"
 	state_set netns "$netns"
@@ -404,7 +426,11 @@ server_start() {
 	fi
 	for f in "${!front_arg[@]}"; do state_set "$f.arg" "${front_arg[$f]}"; done
 	date +%s >"$STATE_DIR/started"
+}
 
+# _start_launch SERVER-ARGS...: the fronts, then the server, detached.
+_start_launch() {
+	local f
 	# Every front is stopped on a failure, those not started yet too:
 	# their stop hooks find nothing of theirs and return.
 	state_set fronts "${fronts[*]}"
@@ -423,7 +449,12 @@ server_start() {
 		die "$server did not start (its messages are above)"
 	fi
 	state_set pid "$pid"
+}
 
+# _start_wait_ready: until an echo round trip succeeds (say so, and tell
+# the fronts), or the server exits, or READY_TIMEOUT_S passes (die).
+_start_wait_ready() {
+	local f i what
 	for ((i = 0; i < READY_TIMEOUT_S * 10; i++)); do
 		if ! server_hook "$server" running; then
 			[[ -z $pid ]] || wait "$pid" 2>/dev/null || true
