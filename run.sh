@@ -14,7 +14,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/lifecycle.sh"
 source "$ECHOLAB_ROOT/lib/guest.sh"
 prog_name run.sh "./run.sh --help"
 
+# usage: the --help text, the commands then the options.
 usage() {
+	usage_commands
+	usage_options
+}
+
+usage_commands() {
 	cat <<EOF
 Usage: sudo ./run.sh SERVER [--port N] [--addr ADDR] [--cpus LIST] [--bypass | --proxy PATH] [-- SERVER-ARGS...]
        sudo ./run.sh bench SERVER [--port N] [--addr ADDR] [--cpus LIST] [--bypass | --proxy PATH] [--out DIR] [BENCH-ARGS...]
@@ -65,6 +71,11 @@ Servers: ${SERVERS[*]} (declared in servers/)
   list          the variants compare measures (its --servers takes these
                 labels): server, start options, and when each runs
 
+EOF
+}
+
+usage_options() {
+	cat <<EOF
 Options:
   --port N      port to serve on (default $DEFAULT_PORT)
   --addr ADDR   IPv4 address to listen on (default $DEFAULT_ADDR: clients on
