@@ -147,7 +147,7 @@ colours() {
 }
 
 main() {
-	local dir=${1:-} first where kernel title s n files logy
+	local dir=${1:-} first title s n files
 	if [[ $dir == -h || $dir == --help ]]; then
 		sed -n '3,/^# Nothing is run/{s/^# \{0,1\}//;p}' "$0"
 		return 0
@@ -165,48 +165,7 @@ main() {
 	dir=${dir%/}
 	first=$(raw_files "$dir" | sed -n 1p)
 	[[ -n $first ]] || die "no raw files (*.tsv, *.tsv.gz) in $dir"
-	where=$(meta "$first" where)
-	case $where in
-	vm) where="qemu guest (TCG: compare ratios only)" ;;
-	netns) where="netns (client and server over veth)" ;;
-	"") where="native" ;;
-	esac
-	case $(meta "$first" placement) in
-	two-machine) where="$where, two machines on one box (veth)" ;;
-	loopback) where="$where, loopback" ;;
-	esac
-	kernel=$(meta "$first" kernel)
-	# A swept parameter is named with all its values, not the first file's.
-	local threads size key values f rate
-	rate=$(meta "$first" rate)
-	threads="$(meta "$first" threads) threads"
-	# bench's event engine: its connections, over a few threads.
-	[[ $(meta "$first" engine) != event ]] ||
-		threads="$(meta "$first" connections) connections on $(meta "$first" threads) event threads"
-	size="$(meta "$first" size) B"
-	key=$(meta "$first" sweep)
-	if [[ -n $key ]]; then
-		values=$(for f in $(raw_files "$dir"); do meta "$f" sweep_value; done |
-			sort -nu | paste -sd, -)
-		[[ $key == threads ]] && threads="$values threads (swept)"
-		[[ $key == size ]] && size="$values B (swept)"
-		[[ $key == connections ]] && threads="$values connections (swept)"
-		[[ $key == rate ]] && rate="$values msg/s (swept)"
-	fi
-	local client="closed-loop client"
-	[[ $(meta "$first" loop) != open ]] || client="open-loop client, $rate"
-	[[ $(meta "$first" loop) != open || $rate == *swept* ]] || client="$client req/s"
-	case $(meta "$first" sched) in
-	idle) client="$client at SCHED_IDLE" ;;
-	normal) client="$client at normal priority" ;;
-	esac
-	# Where each ran: compare's split (run.sh --cpus and bench --cpus).
-	if [[ -n $(meta "$first" server_cpus) ]]; then
-		client="$client on CPUs $(meta "$first" cpus), server on $(meta "$first" server_cpus)"
-	fi
-	title="$where, kernel $kernel, $threads x $(meta "$first" rounds) rounds x $(meta "$first" messages) msgs of $size, $client"
-	[[ $(meta "$first" duration) == 0 ]] ||
-		title="$where, kernel $kernel, $threads for $(meta "$first" duration) s, $size, $client"
+	title=$(run_title "$dir" "$first")
 
 	tmp=$(mktemp -d)	# global: the EXIT trap removes it
 	trap 'rm -rf "$tmp"' EXIT
@@ -231,23 +190,7 @@ main() {
 		title="$title\n$bound_note"
 		echo "note: $bound_note"
 	fi
-
-	# A log axis when the samples span more than two decades.
-	logy=$(cat "$tmp"/*.dat | awk -F'\t' 'NR == 1 || $2 < min { min = $2 }
-		$2 > max { max = $2 } END { print (min > 0 && max / min > 100) }')
-
-	local width wrapped
-	width=$(canvas_width)
-	wrapped=$(wrap_title "$title")
-	gp_plot box out="$dir/boxplot.png" width="$width" title="$wrapped" \
-		data="$tmp" servers="${servers[*]}" colours="$(colours)" \
-		labels="$(tic_labels p50)" logy="$logy"
-	gp_plot cdf out="$dir/cdf.png" width="$width" title="$wrapped" \
-		data="$tmp" servers="${servers[*]}" colours="$(colours)"
-	for s in "${servers[@]}"; do
-		gp_plot scatter out="$dir/scatter-$s.png" width="$width" title="$wrapped" \
-			server="$s" data="$tmp/$s.dat" colour="$(colour "$s")" logy="$logy"
-	done
+	plot_samples "$dir" "$title"
 
 	plot_sweep "$dir" "$tmp"
 	n=$((${#servers[@]} + 2))
@@ -261,6 +204,73 @@ main() {
 			n=$((n + 2))
 	fi
 	echo "plots: $n PNG files in $dir ($metric: $what)"
+}
+
+# run_title DIR FIRST-FILE: the plots' title, from the first raw file's
+# metadata: where and on what kernel it ran, the load (a swept parameter
+# with all its values, not the first file's), the client.
+run_title() {
+	local dir=$1 first=$2 where kernel threads size key values f rate client title
+	where=$(meta "$first" where)
+	case $where in
+	vm) where="qemu guest (TCG: compare ratios only)" ;;
+	netns) where="netns (client and server over veth)" ;;
+	"") where="native" ;;
+	esac
+	case $(meta "$first" placement) in
+	two-machine) where="$where, two machines on one box (veth)" ;;
+	loopback) where="$where, loopback" ;;
+	esac
+	kernel=$(meta "$first" kernel)
+	rate=$(meta "$first" rate)
+	threads="$(meta "$first" threads) threads"
+	# bench's event engine: its connections, over a few threads.
+	[[ $(meta "$first" engine) != event ]] ||
+		threads="$(meta "$first" connections) connections on $(meta "$first" threads) event threads"
+	size="$(meta "$first" size) B"
+	key=$(meta "$first" sweep)
+	if [[ -n $key ]]; then
+		values=$(for f in $(raw_files "$dir"); do meta "$f" sweep_value; done |
+			sort -nu | paste -sd, -)
+		[[ $key == threads ]] && threads="$values threads (swept)"
+		[[ $key == size ]] && size="$values B (swept)"
+		[[ $key == connections ]] && threads="$values connections (swept)"
+		[[ $key == rate ]] && rate="$values msg/s (swept)"
+	fi
+	client="closed-loop client"
+	[[ $(meta "$first" loop) != open ]] || client="open-loop client, $rate"
+	[[ $(meta "$first" loop) != open || $rate == *swept* ]] || client="$client req/s"
+	case $(meta "$first" sched) in
+	idle) client="$client at SCHED_IDLE" ;;
+	normal) client="$client at normal priority" ;;
+	esac
+	# Where each ran: compare's split (run.sh --cpus and bench --cpus).
+	if [[ -n $(meta "$first" server_cpus) ]]; then
+		client="$client on CPUs $(meta "$first" cpus), server on $(meta "$first" server_cpus)"
+	fi
+	title="$where, kernel $kernel, $threads x $(meta "$first" rounds) rounds x $(meta "$first" messages) msgs of $size, $client"
+	[[ $(meta "$first" duration) == 0 ]] ||
+		title="$where, kernel $kernel, $threads for $(meta "$first" duration) s, $size, $client"
+	printf '%s\n' "$title"
+}
+
+# plot_samples DIR TITLE: the box plot, the CDF and each server's scatter
+# of the samples in $tmp; a log axis when they span more than two decades.
+plot_samples() {
+	local dir=$1 logy width wrapped s
+	logy=$(cat "$tmp"/*.dat | awk -F'\t' 'NR == 1 || $2 < min { min = $2 }
+		$2 > max { max = $2 } END { print (min > 0 && max / min > 100) }')
+	width=$(canvas_width)
+	wrapped=$(wrap_title "$2")
+	gp_plot box out="$dir/boxplot.png" width="$width" title="$wrapped" \
+		data="$tmp" servers="${servers[*]}" colours="$(colours)" \
+		labels="$(tic_labels p50)" logy="$logy"
+	gp_plot cdf out="$dir/cdf.png" width="$width" title="$wrapped" \
+		data="$tmp" servers="${servers[*]}" colours="$(colours)"
+	for s in "${servers[@]}"; do
+		gp_plot scatter out="$dir/scatter-$s.png" width="$width" title="$wrapped" \
+			server="$s" data="$tmp/$s.dat" colour="$(colour "$s")" logy="$logy"
+	done
 }
 
 # client_bound_note DIR: which drawn runs bench found client-bound (its
