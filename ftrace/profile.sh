@@ -276,50 +276,8 @@ main() {
 	RUNNING=0
 	SECONDS_SAMPLED=6
 	LOAD="-t 50"
-	while (($#)); do
-		case $1 in
-		--out) out=${2:?--out needs a directory}; shift ;;
-		--seconds)
-			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "profile.sh: --seconds needs a whole number of seconds" >&2; exit 2; }
-			SECONDS_SAMPLED=$2
-			shift
-			;;
-		--running) RUNNING=1 ;;
-		--vm) vm=1 ;;
-		--bench)
-			[[ -n ${2:-} && $2 != *-d* && $2 != *--warmup* ]] ||
-				{ echo "profile.sh: --bench needs bench's load arguments (e.g. '-c 300'); the duration is profile.sh's" >&2; exit 2; }
-			LOAD=$2
-			shift
-			;;
-		-h | --help) usage; exit 0 ;;
-		*)
-			# A server, or a variant of compare's (user-proxy-sockmap:
-			# the proxy in front of user, the proxy's CPUs sampled).
-			is_server "$1" || [[ -n $(variant_get "$1" order) ]] ||
-				{ echo "profile.sh: unknown argument '$1' (servers: ${SERVERS[*]}; or a variant, run.sh list)" >&2; usage >&2; exit 2; }
-			servers+=("$1")
-			;;
-		esac
-		shift
-	done
-	((RUNNING == 0 || ${#servers[@]} == 0)) ||
-		usage_error "--running profiles the server run.sh has running: name no servers with it"
-	((RUNNING == 0 || vm == 0)) ||
-		usage_error "--running profiles the server run.sh has running here: not with --vm"
-	if ((!vm)) && [[ ${ECHOLAB_WHERE:-} != vm ]]; then
-		for s in "${servers[@]}"; do
-			[[ $(server_get "$(variant_get "$s" server)" kind) != module ]] ||
-				usage_error "$s is a module: it loads in the qemu guest only; profile it there with --vm"
-		done
-	fi
-	if ((!RUNNING && ${#servers[@]} == 0)); then
-		if ((vm)) || [[ ${ECHOLAB_WHERE:-} == vm ]]; then
-			servers=(user user-splice uring ebpf kecho-unbound kecho-bound kecho-kthread)
-		else
-			servers=(user ebpf)
-		fi
-	fi
+	profile_options "$@"
+	profile_servers
 	need_root "${0##*/}"
 	command -v "$PERF" >/dev/null ||
 		die "perf ($PERF) is not installed${ECHOLAB_WHERE:+ in the guest}: run 'sudo make deps' (Debian: linux-perf)"
@@ -359,6 +317,62 @@ main() {
 	grep '^#' "$out/profile.tsv"
 	grep -v '^#' "$out/profile.tsv" | column -t -s $'\t' 2>/dev/null || grep -v '^#' "$out/profile.tsv"
 	echo "results: $out/profile.tsv"
+}
+
+# The parts of main: they set its locals (servers, vm, out).
+
+# profile_options ARGS...: the command line.
+profile_options() {
+	while (($#)); do
+		case $1 in
+		--out) out=${2:?--out needs a directory}; shift ;;
+		--seconds)
+			[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "profile.sh: --seconds needs a whole number of seconds" >&2; exit 2; }
+			SECONDS_SAMPLED=$2
+			shift
+			;;
+		--running) RUNNING=1 ;;
+		--vm) vm=1 ;;
+		--bench)
+			[[ -n ${2:-} && $2 != *-d* && $2 != *--warmup* ]] ||
+				{ echo "profile.sh: --bench needs bench's load arguments (e.g. '-c 300'); the duration is profile.sh's" >&2; exit 2; }
+			LOAD=$2
+			shift
+			;;
+		-h | --help) usage; exit 0 ;;
+		*)
+			# A server, or a variant of compare's (user-proxy-sockmap:
+			# the proxy in front of user, the proxy's CPUs sampled).
+			is_server "$1" || [[ -n $(variant_get "$1" order) ]] ||
+				{ echo "profile.sh: unknown argument '$1' (servers: ${SERVERS[*]}; or a variant, run.sh list)" >&2; usage >&2; exit 2; }
+			servers+=("$1")
+			;;
+		esac
+		shift
+	done
+}
+
+# profile_servers: the servers named go together, and where they can
+# run; none named: the default set of here (or of the guest).
+profile_servers() {
+	local s
+	((RUNNING == 0 || ${#servers[@]} == 0)) ||
+		usage_error "--running profiles the server run.sh has running: name no servers with it"
+	((RUNNING == 0 || vm == 0)) ||
+		usage_error "--running profiles the server run.sh has running here: not with --vm"
+	if ((!vm)) && [[ ${ECHOLAB_WHERE:-} != vm ]]; then
+		for s in "${servers[@]}"; do
+			[[ $(server_get "$(variant_get "$s" server)" kind) != module ]] ||
+				usage_error "$s is a module: it loads in the qemu guest only; profile it there with --vm"
+		done
+	fi
+	if ((!RUNNING && ${#servers[@]} == 0)); then
+		if ((vm)) || [[ ${ECHOLAB_WHERE:-} == vm ]]; then
+			servers=(user user-splice uring ebpf kecho-unbound kecho-bound kecho-kthread)
+		else
+			servers=(user ebpf)
+		fi
+	fi
 }
 
 main "$@"

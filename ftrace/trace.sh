@@ -50,8 +50,52 @@ can_fentry() {
 }
 
 main() {
-	local server='' vm=0 funcs=() server_args=() bench_args=() method='' args=("$@") progs=() p
+	local server='' vm=0 funcs=() server_args=() bench_args=() method='' args=("$@") progs=()
+	local have=() missing=() why=() counts=0 raw digest summary requests
 	out=
+	trace_options "$@"
+	need_root "${0##*/}"
+	[[ -n $out ]] || out=$(results_dir)
+	if ((vm)); then
+		rerun_in_guest "$out" "${args[@]}"
+		exit
+	fi
+	mkdir -p "$out"
+
+	read -ra progs <<<"$(server_get "$server" bpf_progs)"
+	ftrace_traps
+	tracefs_mount
+	trace_start "$server" "${server_args[@]}"
+
+	pick_functions
+	pick_method
+
+	raw=$out/ftrace-$server-trace.txt digest=$out/ftrace-$server-digest.txt
+	make_tmp
+	: >"$raw"
+
+	# Set up the tracer, run the load, collect.
+	tracer_setup
+	run_bench "${bench_args[@]}"
+	tracer_collect
+
+	requests=$(field "$summary" ok)
+	((requests > 0)) || die "bench had no successful request: $summary"
+
+	function_rows >"$tmp/rows"
+	write_digest
+	rm -rf "$tmp"
+	cat "$digest"
+	echo "trace: $raw"
+	echo "digest: $digest"
+}
+
+# The parts of main. They read and set its locals (server, funcs,
+# bench_args, method, have, missing, why, counts, progs, raw, digest,
+# requests), as run_bench (lib/tracefs.sh) sets its summary.
+
+# trace_options ARGS...: the command line.
+trace_options() {
 	while (($#)); do
 		case $1 in
 		--vm) vm=1 ;;
@@ -69,27 +113,23 @@ main() {
 	done
 	[[ -n $server ]] || { echo "trace.sh: which server? ${SERVERS[*]}" >&2; exit 2; }
 	((${#bench_args[@]})) || bench_args=(-t 10 -r 10 -m 20)
-	need_root "${0##*/}"
-	[[ -n $out ]] || out=$(results_dir)
-	if ((vm)); then
-		rerun_in_guest "$out" "${args[@]}"
-		exit
-	fi
-	mkdir -p "$out"
+}
 
-	read -ra progs <<<"$(server_get "$server" bpf_progs)"
-	ftrace_traps
-	tracefs_mount
-	trace_start "$server" "${server_args[@]}"
-
+# pick_functions: the functions asked for (else the server's), those
+# this kernel has (have) and those it lacks (missing).
+pick_functions() {
+	local f
 	((${#funcs[@]})) || read -ra funcs <<<"$(default_functions "$server")"
-	local f have=() missing=()
 	for f in "${funcs[@]}"; do
 		if function_exists "$f"; then have+=("$f"); else missing+=("$f"); fi
 	done
 	((${#missing[@]})) && warn "not in this kernel (skipped): ${missing[*]}"
+	return 0
+}
 
-	local why=()
+# pick_method: the best timing this kernel allows (method, and why not
+# a better one), and whether the function tracer counts calls too.
+pick_method() {
 	if can_graph; then
 		method=function_graph
 	else
@@ -103,19 +143,17 @@ main() {
 	if [[ -z $method ]] && ((${#progs[@]} == 0)); then
 		die "this kernel allows no function timing (${why[*]}); run it in the guest: $0 $server --vm"
 	fi
-	local counts=0
 	if [[ $method == fentry ]] && can_function; then counts=1; fi
 	((${#have[@]})) || ((${#progs[@]})) || die "none of the functions exist here: ${funcs[*]}"
 	[[ -n $method ]] || method=bpf_stats
 	((${#progs[@]} == 0)) || [[ $method == bpf_stats ]] || method="$method+bpf_stats"
 	warn "method: $method${why:+ (${why[*]})}"
+}
 
-	local raw=$out/ftrace-$server-trace.txt digest=$out/ftrace-$server-digest.txt
-	local summary
-	make_tmp
-	: >"$raw"
-
-	# Set up the tracer, run the load, collect.
+# tracer_setup: the tracer set up and on, and the BPF programs' run
+# time counted from here.
+tracer_setup() {
+	local p
 	if [[ $method == function_graph* ]]; then
 		tset tracing_on 0
 		tset current_tracer nop
@@ -140,9 +178,12 @@ main() {
 		bpf_stats_enable
 		for p in "${progs[@]}"; do bpftool prog show name "$p" >"$tmp/$p.before"; done
 	fi
+}
 
-	run_bench "${bench_args[@]}"
-
+# tracer_collect: the tracer's output into the raw file, and tracefs
+# as it was.
+tracer_collect() {
+	local p
 	for p in "${progs[@]}"; do bpftool prog show name "$p" >"$tmp/$p.after"; done
 	if [[ $method == function_graph* ]]; then
 		echo 0 >"$T/tracing_on"
@@ -155,42 +196,42 @@ main() {
 		cat "$tmp/funclat" >"$raw"
 	fi
 	tracefs_restore	# now, not only at exit: the digest runs untraced
+}
 
-	local requests
-	requests=$(field "$summary" ok)
-	((requests > 0)) || die "bench had no successful request: $summary"
+# function_rows: one row per function: name calls total_ns.
+function_rows() {
+	local p
+	if [[ $method == function_graph* ]]; then
+		# " 1)   3.456 us    |  name();" or " 1) + 12.3 us | } /* name */"
+		awk '
+		match($0, /[0-9.]+ us +\|/) {
+			d = substr($0, RSTART, RLENGTH); sub(/ us.*/, "", d)
+			# funcgraph-proc: " 1)  bench-252   |": calls of the load client
+			client = match($0, /^ *[0-9]+\) +bench-[0-9]+ /) ? " (bench ctx)" : ""
+			rest = substr($0, RSTART + RLENGTH)
+			# module functions read "name [module]"
+			if (match(rest, /} \/\* [A-Za-z0-9_.]+/))
+				name = substr(rest, RSTART + 5, RLENGTH - 5)
+			else if (match(rest, /[A-Za-z0-9_.]+( \[[A-Za-z0-9_]+\])?\(\);/)) {
+				name = substr(rest, RSTART, RLENGTH); sub(/[ (].*/, "", name)
+			} else next
+			name = name client
+			n[name]++; t[name] += d * 1000
+		}
+		END { for (k in n) printf "%s\t%d\t%.0f\n", k, n[k], t[k] }' "$raw"
+	elif [[ $method == fentry* ]]; then
+		awk 'NR > 1 { print $1 "\t" $2 "\t" $3 }' "$raw"
+	fi
+	for p in "${progs[@]}"; do
+		# run_time_ns/run_cnt of the program, after minus before
+		paste <(grep -o 'run_time_ns [0-9]* run_cnt [0-9]*' "$tmp/$p.before" || echo "run_time_ns 0 run_cnt 0") \
+			<(grep -o 'run_time_ns [0-9]* run_cnt [0-9]*' "$tmp/$p.after") |
+			awk -v p="$p" '{ printf "bpf_prog:%s\t%d\t%d\n", p, $8 - $4, $6 - $2 }'
+	done
+}
 
-	# One row per function: name calls total_ns.
-	{
-		if [[ $method == function_graph* ]]; then
-			# " 1)   3.456 us    |  name();" or " 1) + 12.3 us | } /* name */"
-			awk '
-			match($0, /[0-9.]+ us +\|/) {
-				d = substr($0, RSTART, RLENGTH); sub(/ us.*/, "", d)
-				# funcgraph-proc: " 1)  bench-252   |": calls of the load client
-				client = match($0, /^ *[0-9]+\) +bench-[0-9]+ /) ? " (bench ctx)" : ""
-				rest = substr($0, RSTART + RLENGTH)
-				# module functions read "name [module]"
-				if (match(rest, /} \/\* [A-Za-z0-9_.]+/))
-					name = substr(rest, RSTART + 5, RLENGTH - 5)
-				else if (match(rest, /[A-Za-z0-9_.]+( \[[A-Za-z0-9_]+\])?\(\);/)) {
-					name = substr(rest, RSTART, RLENGTH); sub(/[ (].*/, "", name)
-				} else next
-				name = name client
-				n[name]++; t[name] += d * 1000
-			}
-			END { for (k in n) printf "%s\t%d\t%.0f\n", k, n[k], t[k] }' "$raw"
-		elif [[ $method == fentry* ]]; then
-			awk 'NR > 1 { print $1 "\t" $2 "\t" $3 }' "$raw"
-		fi
-		for p in "${progs[@]}"; do
-			# run_time_ns/run_cnt of the program, after minus before
-			paste <(grep -o 'run_time_ns [0-9]* run_cnt [0-9]*' "$tmp/$p.before" || echo "run_time_ns 0 run_cnt 0") \
-				<(grep -o 'run_time_ns [0-9]* run_cnt [0-9]*' "$tmp/$p.after") |
-				awk -v p="$p" '{ printf "bpf_prog:%s\t%d\t%d\n", p, $8 - $4, $6 - $2 }'
-		done
-	} >"$tmp/rows"
-
+# write_digest: time per request per function, largest first.
+write_digest() {
 	{
 		echo "# server=$server method=$method kernel=$(uname -r) requests=$requests bench=${bench_args[*]}"
 		echo "# $summary"
@@ -210,10 +251,6 @@ main() {
 				END { for (k in c) print "#   " k, c[k] }'
 		} >>"$digest"
 	fi
-	rm -rf "$tmp"
-	cat "$digest"
-	echo "trace: $raw"
-	echo "digest: $digest"
 }
 
 main "$@"
