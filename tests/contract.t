@@ -53,7 +53,7 @@ listens_on() {
 # contract LABEL SERVER [START-OPTIONS...]
 # shellcheck disable=SC2317 # called through each_variant
 contract() {
-	local label=$1 server=$2 base out bad word rc pid mark own
+	local label=$1 server=$2 base out
 	shift 2
 	local start=("$server" "$@")
 	base=$(leftovers_or_why) || { ok 1 "$label: leftovers before the start (a tool failed)"; diag "$base"; return; }
@@ -81,8 +81,19 @@ contract() {
 	PIDS=()
 	nothing_left_since "$label/stop under load" "$base"
 
-	# Restarted on CPU 0 where there are two: run.sh --cpus steers the
-	# loopback's receive processing, and stop must put it back.
+	contract_restart "$label" "$base" "$server" "$@"
+	busy_port_refused "$label" "${start[@]}"
+	contract_bad_args "$label" "$base" "$server"
+	contract_addr_any "$label" "$base" "$server" "$@"
+}
+
+# contract_restart LABEL BASE SERVER [START-OPTIONS...]: restarted on
+# CPU 0 where there are two: run.sh --cpus steers the loopback's receive
+# processing, and stop must put it back; then killed (-9) under load.
+# shellcheck disable=SC2317 # called by contract, through each_variant
+contract_restart() {
+	local label=$1 base=$2 server=$3 pid out
+	shift 3
 	local restart=("$server" "$@")
 	(($(nproc) < 2)) || restart=("$server" --cpus 0 "$@")
 	"$RUN" "${restart[@]}" >/dev/null
@@ -105,11 +116,14 @@ contract() {
 		ok $? "$label/restart: run.sh stop (a module: no process to kill -9)"
 		nothing_left_since "$label/restart: stop" "$base"
 	fi
+}
 
-	busy_port_refused "$label" "${start[@]}"
-
-	# Bad arguments (the declaration's bad_args): refused, the message
-	# names the argument, nothing is left; a binary says so with exit 2.
+# contract_bad_args LABEL BASE SERVER: the declaration's bad_args refused,
+# the message naming the argument, nothing left; a binary says so with
+# exit 2.
+# shellcheck disable=SC2317 # called by contract, through each_variant
+contract_bad_args() {
+	local label=$1 base=$2 server=$3 bad word out rc
 	while IFS= read -r bad; do
 		[[ -n $bad ]] || continue
 		word=${bad%% *}
@@ -126,9 +140,15 @@ contract() {
 		fi
 	done < <(tr ';' '\n' <<<"$(server_get "$server" bad_args)")
 	nothing_left_since "$label/bad-args" "$base"
+}
 
-	# Asked for every interface: it listens there, and both run.sh and
-	# the server (its log; kecho in dmesg) say who can connect.
+# contract_addr_any LABEL BASE SERVER [START-OPTIONS...]: asked for every
+# interface, it listens there, and both run.sh and the server (its log;
+# kecho in dmesg) say who can connect.
+# shellcheck disable=SC2317 # called by contract, through each_variant
+contract_addr_any() {
+	local label=$1 base=$2 server=$3 mark out own
+	shift 3
 	mark=$(dmesg_mark)
 	out=$("$RUN" "$server" --addr 0.0.0.0 "$@" 2>&1)
 	ok $? "$label/addr-any: run.sh $server --addr 0.0.0.0${*:+ $*}"

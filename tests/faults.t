@@ -113,7 +113,7 @@ none_held_open() { [[ -z $(held_open) ]]; }
 
 # faults LABEL SERVER [START-OPTIONS...]
 faults() {
-	local label=$1 server=$2 base marks out pid load rc state stopped_at rest_us
+	local label=$1 server=$2 base marks out
 	shift 2
 	PREFIX=()
 	[[ " $* " != *" --bypass "* ]] || PREFIX=("$RUN" client)
@@ -128,9 +128,20 @@ faults() {
 	crowd "$label" idle '^holding' hold "$PORT" "$N" 3
 	crowd "$label" resets - resets "$PORT" $((N / 3))
 
-	# SIGSTOP for 2 s: the requests wait (bench's timeout is 10 s) and none
-	# is lost. The slowest response shows the stall where the process
-	# echoes; ebpf's echo is the kernel's and goes on without it.
+	faults_sigstop "$label"
+	faults_loader_killed "$label" "$base" "$server" "$@"
+	faults_killed "$label" "$base" "$server" "$@"
+
+	out=$(kernel_complaints "$marks")
+	is "$out" "" "$label: dmesg has no warning, bug or leak since the start"
+}
+
+# faults_sigstop LABEL: SIGSTOP for 2 s: the requests wait (bench's
+# timeout is 10 s) and none is lost. The slowest response shows the
+# stall where the process echoes; ebpf's echo is the kernel's and goes
+# on without it.
+faults_sigstop() {
+	local label=$1 out load state stopped_at rest_us
 	if [[ -n $PID ]]; then
 		out=$(mktemp)
 		bounded 60 "${PREFIX[@]}" "$BENCH" -p "$PORT" -t 50 -d 4 -T 10000 -q -o /dev/null >"$out" 2>&1 &
@@ -151,9 +162,14 @@ faults() {
 		is "$(field "$out" failed)" 0 "$label/sigstop: stopped for 2 s under load: 0 failed"
 		diag "$label/sigstop: the slowest response $(ms "$out" max_us) ms"
 	fi
+}
 
-	# The bypass's loader killed mid-run: the kernel drops its programs,
-	# the connections go on over TCP.
+# faults_loader_killed LABEL BASE SERVER [START-OPTIONS...]: the bypass's
+# loader killed mid-run: the kernel drops its programs, the connections
+# go on over TCP.
+faults_loader_killed() {
+	local label=$1 base=$2 server=$3 pid load out
+	shift 3
 	pid=$(state bypass.pid)
 	if [[ -n $pid ]]; then
 		bounded 60 "${PREFIX[@]}" "$BENCH" -p "$PORT" -t 50 -d 3 -q -o /dev/null >/dev/null 2>&1 &
@@ -169,8 +185,13 @@ faults() {
 		ok $? "$label/loader killed: restart"
 		bench_ok "$label/loader killed: the restart serves at once" -t 10 -r 1
 	fi
+}
 
-	# kill -9 (a process) or rmmod (a module) under load.
+# faults_killed LABEL BASE SERVER [START-OPTIONS...]: kill -9 (a process)
+# or rmmod (a module) under load, then a restart.
+faults_killed() {
+	local label=$1 base=$2 server=$3 load out rc
+	shift 3
 	bounded 60 "$BENCH" -p "$PORT" -t 50 -d 3 -q -o /dev/null >/dev/null 2>&1 &
 	load=$!
 	sleep 1
@@ -193,9 +214,6 @@ faults() {
 	bench_ok "$label/restart after the kill: serves at once" -t 10 -r 1
 	"$RUN" stop >/dev/null
 	nothing_left_since "$label/stop" "$base"
-
-	out=$(kernel_complaints "$marks")
-	is "$out" "" "$label: dmesg has no warning, bug or leak since the start"
 }
 
 each_variant faults all_variants
