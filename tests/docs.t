@@ -14,6 +14,10 @@
 #               fails and names each one, and nothing that is right
 #   tests-declare-cases  every tests/*.t declares ALL_TESTS and calls
 #               select_cases before root_or_bail_out, one result a file
+#   shell-size  no shell function over 80 lines and no shell file over
+#               600 (*.sh, *.t, run.sh, .ci/run), but for the few listed
+#               in SIZE_EXCEPTIONS, which may not grow; and the measure
+#               itself, on a scratch file, names what is too long
 #
 # DOCS_ROOT=DIR reads the *.md files under DIR instead of this checkout's
 # (the commands are still this checkout's): that is how self-check proves
@@ -22,7 +26,7 @@ set -uo pipefail
 
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-ALL_TESTS="help links flags layout self-check tests-declare-cases"
+ALL_TESTS="help links flags layout self-check tests-declare-cases shell-size"
 select_cases "$@"
 
 DOCS=${DOCS_ROOT:-$ECHOLAB_ROOT}
@@ -373,6 +377,109 @@ test_tests_declare_cases() {
 		ok $? "tests/${t##*/}"
 		[[ -z $why ]] || while read -r w; do diag "tests/${t##*/}: $w"; done <<<"$why"
 	done
+}
+
+# ---- the size of the shell code ------------------------------------------------
+
+# What docs/contributing.md asks of shell code: a function reads at
+# once, at most 80 lines from its 'name() {' to its '}' at column 0,
+# and a file at most 600 lines (more: split it by role, as cmd/compare.sh
+# is split into cmd/compare-*.sh).
+FUNCTION_MAX=80
+FILE_MAX=600
+# Over the limits, and owned by work in flight: FILE FUNCTION LINES, or
+# FILE - LINES for the file. Each may shrink, never grow; once it is
+# within the limits its line here must go (the case says so).
+SIZE_EXCEPTIONS=(
+	"tests/compare.t test_native 82"
+	"tests/compare.t - 647"
+	"tests/ftrace.t test_profile 111"
+	"tests/judge.t - 644"
+	"tests/lib.sh - 885"
+)
+
+# shell_files: the shell files of the checkout, tracked or new.
+shell_files() {
+	git -C "$ECHOLAB_ROOT" ls-files --cached --others --exclude-standard -- \
+		'*.sh' '*.t' run.sh .ci/run | sort -u
+}
+
+# shell_sizes FILE...: 'FILE FUNCTION LINES' for each function over
+# FUNCTION_MAX lines (top-level ones: 'name() {' at column 0 to the
+# next '}' at column 0), 'FILE - LINES' for a file over FILE_MAX.
+shell_sizes() {
+	awk -v fmax="$FUNCTION_MAX" -v lmax="$FILE_MAX" '
+		function file_end() { if (file != "" && lines > lmax) print file, "-", lines }
+		FNR == 1 { file_end(); file = FILENAME; open = 0 }
+		{ lines = FNR }
+		/^[A-Za-z_][A-Za-z0-9_:.-]*[ \t]*\(\)[ \t]*\{[ \t]*(#.*)?$/ {
+			name = $0; sub(/[ \t]*\(\).*/, "", name); start = FNR; open = 1; next
+		}
+		open && /^\}/ {
+			if (FNR - start + 1 > fmax) print FILENAME, name, FNR - start + 1
+			open = 0
+		}
+		END { file_end() }' "$@"
+}
+
+# size_check ROOT FILE...: the FILEs (relative to ROOT) measured against
+# the limits and SIZE_EXCEPTIONS; one line per problem, none when all is
+# well.
+size_check() {
+	local root=$1 file name n e known=()
+	shift
+	declare -A allowed=() seen=()
+	for e in "${SIZE_EXCEPTIONS[@]}"; do
+		read -r file name n <<<"$e"
+		allowed["$file $name"]=$n
+	done
+	while read -r file name n; do
+		file=${file#"$root"/}
+		seen["$file $name"]=1
+		if [[ -z ${allowed["$file $name"]:-} ]]; then
+			if [[ $name == - ]]; then
+				echo "$file: $n lines, over $FILE_MAX: split it by role"
+			else
+				echo "$file: $name() is $n lines, over $FUNCTION_MAX: split it into named parts"
+			fi
+		elif ((n > ${allowed["$file $name"]})); then
+			echo "$file: $(sed 's/^-$/the file/; s/[^-]$/&()/' <<<"$name") grew to $n lines (SIZE_EXCEPTIONS lets it keep ${allowed["$file $name"]}, no more)"
+		fi
+	done < <(cd "$root" && shell_sizes "$@" | sed "s|^|$root/|")
+	mapfile -t known < <(printf '%s\n' "${!allowed[@]}" | sort)
+	for e in "${known[@]}"; do
+		[[ -n ${seen[$e]:-} || ! -e $root/${e%% *} ]] ||
+			echo "${e%% *}: $(sed 's/^-$/the file/; s/[^-]$/&()/' <<<"${e#* }") is within the limits now: take its line out of SIZE_EXCEPTIONS"
+	done
+}
+
+test_shell_size() {
+	local files out dir=$tmp/sizes i
+	mapfile -t files < <(shell_files)
+	out=$(size_check "$ECHOLAB_ROOT" "${files[@]}")
+	[[ -z $out ]]
+	ok $? "no shell function over $FUNCTION_MAX lines, no shell file over $FILE_MAX (${#files[@]} files)"
+	[[ -z $out ]] || diag "$out"
+	# The measure on files of its own: an 81-line function and a
+	# 601-line file are named, an 80-line function and a 600-line file
+	# are not.
+	mkdir -p "$dir"
+	{
+		echo 'fits() {'
+		for ((i = 0; i < 78; i++)); do echo '	:'; done
+		echo '}'
+		echo 'too_long() {'
+		for ((i = 0; i < 79; i++)); do echo '	:'; done
+		echo '}'
+	} >"$dir/a.sh"
+	for ((i = 0; i < 600; i++)); do echo ':'; done >"$dir/b.sh"
+	echo ':' >"$dir/c.sh"
+	cat "$dir/b.sh" >>"$dir/c.sh"
+	out=$(size_check "$dir" a.sh b.sh c.sh)
+	[[ $out == *"a.sh: too_long() is 81 lines"* && $out == *"c.sh: 601 lines"* &&
+		$out != *fits* && $out != *b.sh* ]]
+	ok $? "an 81-line function and a 601-line file are named, 80 and 600 lines are not"
+	diag "$out"
 }
 
 run_tests
