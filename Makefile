@@ -3,7 +3,9 @@
 # tests and the plots.
 #
 #   make all             build every part
-#   sudo make deps       install every package the suite needs (apt-get)
+#   make deps            install every package the suite needs (apt-get): as
+#                        root `make deps` (sudo not needed: it installs
+#                        sudo), as a user `sudo make deps`
 #   sudo make check      the fast tier, what to run after cloning: deps, the
 #                        build, then the cases FAST names below (README: how
 #                        long on a fresh machine)

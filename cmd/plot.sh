@@ -155,7 +155,7 @@ main() {
 	[[ $METRIC =~ ^(auto|arrival|rtt)$ ]] ||
 		die "METRIC='$METRIC': use arrival (the server's time), rtt (the client's) or auto"
 	command -v gnuplot >/dev/null ||
-		die "gnuplot not found: install gnuplot-nox (sudo make deps)"
+		die "gnuplot not found: install gnuplot-nox (make deps as root, or sudo make deps)"
 	[[ -x $SUMMARIZE ]] || die "analysis/summarize is not built: run 'make analysis'"
 	if [[ -n $dir && ! -d $dir && -d $ECHOLAB_ROOT/results/$dir ]]; then
 		dir=$ECHOLAB_ROOT/results/$dir	# a name under results/

@@ -7,6 +7,11 @@
 # guest's kernels (vm/kernels.sh fetch 6.1 6.12): downloaded and unpacked
 # into the suite's cache, never installed: the host's /boot is not touched.
 #
+# Root installs: as root, `make deps` (no sudo needed: it installs sudo, so
+# the README's commands run verbatim after it); as a user, `sudo make deps`.
+# A user without root gets the packages it lacks named and how to get root,
+# and nothing is installed.
+#
 # Debian 12 is what this is tested on. Ubuntu (untested: see the README)
 # names some packages differently, and has no Debian kernels for the guest.
 set -euo pipefail
@@ -79,6 +84,17 @@ distro_names() {
 	done | tr ' ' '\n'
 }
 
+# as_root: how to run this again as root, for a message. sudo is one of the
+# packages it installs, so a machine without it (a container, say) is told
+# to use root itself.
+as_root() {
+	if command -v sudo >/dev/null; then
+		echo "run 'sudo make deps', or 'make deps' as root"
+	else
+		echo "run 'make deps' as root (e.g. su -c 'make deps'); sudo is not installed, and make deps installs it"
+	fi
+}
+
 # Packages the apt sources do not have are named and left out.
 available() {
 	local pkg
@@ -119,7 +135,7 @@ install_inferno() {
 		echo "deps: inferno is installed ($(inferno-flamegraph --version 2>/dev/null))"
 		return 0
 	fi
-	[[ $(id -u) -eq 0 ]] || { warn "inferno (flame graphs) is missing: run 'sudo make deps'"; return 0; }
+	[[ $(id -u) -eq 0 ]] || { warn "inferno (flame graphs) is missing: $(as_root)"; return 0; }
 	cargo=$(command -v cargo || true)
 	[[ -n $cargo ]] || [[ ! -x ${HOME:-/root}/.cargo/bin/cargo ]] || cargo=${HOME:-/root}/.cargo/bin/cargo
 	if [[ -z $cargo ]]; then
@@ -130,7 +146,7 @@ install_inferno() {
 	echo "deps: building inferno $INFERNO_VERSION with $cargo (a minute or two)"
 	if ! "$cargo" install --quiet --locked --root /usr/local inferno --version "$INFERNO_VERSION"; then
 		warn "warning: could not build inferno $INFERNO_VERSION: flame graphs need it;" \
-			"install a newer Rust (https://rustup.rs) and run 'sudo make deps' again"
+			"install a newer Rust (https://rustup.rs) and run make deps again as root"
 	fi
 }
 
@@ -144,7 +160,7 @@ main() {
 		echo "deps: all ${#PACKAGES[@]} packages are installed"
 	else
 		[[ $(id -u) -eq 0 ]] ||
-			die "installing ${missing[*]} needs root: run 'sudo make deps'"
+			die "installing ${missing[*]} needs root: $(as_root)"
 		echo "deps: installing ${missing[*]}"
 		export DEBIAN_FRONTEND=noninteractive
 		apt-get update -q
