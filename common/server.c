@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <assert.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/signalfd.h>
+
+#include "cli.h"
+#include "listen.h"
+#include "server.h"
+
+/* Above any program's own option codes (theirs start at 256). */
+#define OPT_ADDR	0x10000
+#define MAX_OPTIONS	40
+
+/* "workers" last: a program without -w leaves it out. */
+static const struct option shared[] = {
+	{ "addr",    required_argument, NULL, OPT_ADDR },
+	{ "port",    required_argument, NULL, 'p' },
+	{ "backlog", required_argument, NULL, 'b' },
+	{ "verbose", no_argument,       NULL, 'v' },
+	{ "help",    no_argument,       NULL, 'h' },
+	{ "workers", required_argument, NULL, 'w' },
+};
+#define NSHARED	(sizeof(shared) / sizeof(shared[0]))
+
+void server_parse_args(int argc, char **argv, const struct server_cli *cli,
+		       struct server_opts *o)
+{
+	static struct option all[MAX_OPTIONS];
+	size_t n = cli->max_workers ? NSHARED : NSHARED - 1, i;
+	int c;
+
+	memcpy(all, shared, n * sizeof(*all));
+	for (i = 0; cli->own && cli->own[i].name; i++) {
+		assert(n < MAX_OPTIONS - 1);
+		all[n++] = cli->own[i];
+	}
+	memset(&all[n], 0, sizeof(all[n]));
+
+	o->addr = parse_addr("--addr", DEFAULT_ADDR);
+	while ((c = cli_getopt(argc, argv,
+			       cli->max_workers ? ":p:w:b:vh" : ":p:b:vh",
+			       all, cli->usage)) != -1) {
+		switch (c) {
+		case OPT_ADDR:
+			o->addr = parse_addr("--addr", optarg);
+			break;
+		case 'p':
+			o->port = parse_num("--port", optarg, 1, 65535);
+			break;
+		case 'w':
+			o->workers = parse_num("--workers", optarg, 1,
+					       cli->max_workers);
+			break;
+		case 'b':
+			o->backlog = (int)parse_num("--backlog", optarg, 1,
+						    cli->max_backlog);
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		default:
+			cli->option(c, optarg);
+		}
+	}
+	cli_no_operands(argc, argv);
+}
+
+int raise_nofile_limit(rlim_t want, struct rlimit *rl)
+{
+	if (want) {
+		rl->rlim_cur = rl->rlim_max = want;
+		if (!setrlimit(RLIMIT_NOFILE, rl))
+			return 0;
+	}
+	if (getrlimit(RLIMIT_NOFILE, rl))
+		return -errno;
+	if (rl->rlim_cur < rl->rlim_max) {
+		logv("raising RLIMIT_NOFILE from %llu to %llu\n",
+		     (unsigned long long)rl->rlim_cur,
+		     (unsigned long long)rl->rlim_max);
+		rl->rlim_cur = rl->rlim_max;
+		setrlimit(RLIMIT_NOFILE, rl);
+		getrlimit(RLIMIT_NOFILE, rl);
+	}
+	return 0;
+}
+
+int block_stop_signals(sigset_t *mask, const int *more)
+{
+	sigemptyset(mask);
+	sigaddset(mask, SIGINT);
+	sigaddset(mask, SIGTERM);
+	while (more && *more)
+		sigaddset(mask, *more++);
+	return -pthread_sigmask(SIG_BLOCK, mask, NULL);
+}
+
+int stop_signalfd(const int *more, int flags)
+{
+	sigset_t mask;
+	int err, fd;
+
+	signal(SIGPIPE, SIG_IGN);
+	err = block_stop_signals(&mask, more);
+	if (err)
+		return err;
+	fd = signalfd(-1, &mask, flags);
+	return fd < 0 ? -errno : fd;
+}
