@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
-#include <sys/signalfd.h>
 
 #include "cli.h"
 #include "listen.h"

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 
 /* The shared options; the program sets the defaults but --addr's. */
 struct server_opts {

@@ -20,7 +20,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -32,6 +31,7 @@
 #include "defaults.h"
 #include "listen.h"
 #include "loader.h"
+#include "server.h"
 #include "echo.h"
 #include "echo.skel.h"
 
@@ -48,17 +48,14 @@
 #define SWEEP_MS		200	/* read quiet connections this often */
 
 static struct env {
-	struct in_addr addr;	/* DEFAULT_ADDR, listen.h: this machine only */
-	int port;
-	int backlog;
+	struct server_opts srv;	/* --addr (this machine only), -p, -b */
 	const char *btf_path;
 	const char *cgroup_root;
 	long sndbuf;
 	long rcvbuf;
 	long flow_limit;
 } env = {
-	.port = ECHOLAB_PORT,
-	.backlog = DEFAULT_BACKLOG,
+	.srv = { .port = ECHOLAB_PORT, .backlog = DEFAULT_BACKLOG },
 	.btf_path = LOADER_BTF,
 	.sndbuf = DEFAULT_SNDBUF,
 	.rcvbuf = DEFAULT_RCVBUF,
@@ -102,7 +99,7 @@ static struct own_cgroup cg;		/* <root>/ebpf-echo-<port> */
 
 const char *prog = "ebpf-echo-server";	/* cli.h: in every message */
 
-static const char usage[] =
+static const char usage_text[] =
 "Usage: ebpf-echo-server [-p PORT] [--addr ADDR] [-b BACKLOG] [-v] [--btf FILE]\n"
 "                        [--cgroup-root DIR] [--sndbuf BYTES] [--rcvbuf BYTES]\n"
 "                        [--flow-limit BYTES]\n"
@@ -142,18 +139,40 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-enum { OPT_BTF = 256, OPT_CGROUP_ROOT, OPT_SNDBUF, OPT_RCVBUF, OPT_ADDR,
+static void usage(FILE *f)
+{
+	fputs(usage_text, f);
+}
+
+enum { OPT_BTF = 256, OPT_CGROUP_ROOT, OPT_SNDBUF, OPT_RCVBUF,
        OPT_FLOW_LIMIT };
+
+/* The options of this server alone; server.c parses the shared ones. */
+static void own_option(int c, const char *arg)
+{
+	switch (c) {
+	case OPT_BTF:
+		env.btf_path = arg;
+		break;
+	case OPT_CGROUP_ROOT:
+		env.cgroup_root = arg;
+		break;
+	case OPT_SNDBUF:
+		env.sndbuf = parse_num("--sndbuf", arg, 0, 1L << 30);
+		break;
+	case OPT_RCVBUF:
+		env.rcvbuf = parse_num("--rcvbuf", arg, 0, 1L << 30);
+		break;
+	case OPT_FLOW_LIMIT:
+		env.flow_limit = parse_num("--flow-limit", arg, 0, 1L << 30);
+		break;
+	}
+}
 
 /* Exits 2 with a message naming the option on a bad argument (cli.h). */
 static void parse_args(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "port", required_argument, NULL, 'p' },
-		{ "addr", required_argument, NULL, OPT_ADDR },
-		{ "backlog", required_argument, NULL, 'b' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
+	static const struct option own[] = {
 		{ "btf", required_argument, NULL, OPT_BTF },
 		{ "cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT },
 		{ "sndbuf", required_argument, NULL, OPT_SNDBUF },
@@ -161,51 +180,14 @@ static void parse_args(int argc, char **argv)
 		{ "flow-limit", required_argument, NULL, OPT_FLOW_LIMIT },
 		{},
 	};
-	int c;
+	static const struct server_cli cli = {
+		.own = own,
+		.max_backlog = INT_MAX,
+		.usage = usage,
+		.option = own_option,
+	};
 
-	env.addr = parse_addr("--addr", DEFAULT_ADDR);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:b:vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			env.port = parse_num("--port", optarg, 1, 65535);
-			break;
-		case OPT_ADDR:
-			env.addr = parse_addr("--addr", optarg);
-			break;
-		case 'b':
-			env.backlog = parse_num("--backlog", optarg, 1, INT_MAX);
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			exit(0);
-		case OPT_BTF:
-			env.btf_path = optarg;
-			break;
-		case OPT_CGROUP_ROOT:
-			env.cgroup_root = optarg;
-			break;
-		case OPT_SNDBUF:
-			env.sndbuf = parse_num("--sndbuf", optarg, 0, 1L << 30);
-			break;
-		case OPT_RCVBUF:
-			env.rcvbuf = parse_num("--rcvbuf", optarg, 0, 1L << 30);
-			break;
-		case OPT_FLOW_LIMIT:
-			env.flow_limit = parse_num("--flow-limit", optarg, 0,
-						   1L << 30);
-			break;
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+	server_parse_args(argc, argv, &cli, &env.srv);
 }
 
 /* ---- counters -------------------------------------------------------- */
@@ -669,25 +651,25 @@ static int listen_on_port(void)
 {
 	int fd, err;
 
-	err = check_port_free(env.addr, env.port);
+	err = check_port_free(env.srv.addr, env.srv.port);
 	if (err == -EADDRINUSE) {
 		fprintf(stderr, "%s: port %d is busy (another server is listening "
 			"on it); stop that server (see: ss -ltnp 'sport = :%d') "
-			"or choose another port with -p\n", prog, env.port,
-			env.port);
+			"or choose another port with -p\n", prog, env.srv.port,
+			env.srv.port);
 		return err;
 	}
 	if (err) {
 		fprintf(stderr, "%s: bind to %s port %d: %s; %s\n", prog,
-			inet_ntoa(env.addr), env.port, strerror(-err),
+			inet_ntoa(env.srv.addr), env.srv.port, strerror(-err),
 			bind_hint(-err));
 		return err;
 	}
-	fd = open_listener_bufs(env.addr, env.port, env.backlog, SOCK_NONBLOCK,
+	fd = open_listener_bufs(env.srv.addr, env.srv.port, env.srv.backlog, SOCK_NONBLOCK,
 				env.sndbuf, env.rcvbuf);
 	if (fd < 0)
 		fprintf(stderr, "%s: cannot listen on %s port %d: %s; %s\n", prog,
-			inet_ntoa(env.addr), env.port, strerror(-fd),
+			inet_ntoa(env.srv.addr), env.srv.port, strerror(-fd),
 			bind_hint(-fd));
 	return fd;
 }
@@ -713,36 +695,23 @@ static int check_environment(void)
 	return 0;
 }
 
+/* SIGUSR1 prints the counters; SIGINT, SIGTERM stop. */
 static int setup_signals(void)
 {
-	sigset_t mask;
+	static const int more[] = { SIGUSR1, 0 };
 
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGUSR1);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL))
-		return -errno;
-	srv.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	return srv.sigfd < 0 ? -errno : 0;
+	srv.sigfd = stop_signalfd(more, SFD_NONBLOCK | SFD_CLOEXEC);
+	return srv.sigfd < 0 ? srv.sigfd : 0;
 }
 
 /* Up to the hard limit: each connection is an fd. */
 static int raise_fd_limit(void)
 {
 	struct rlimit rl;
+	int err = raise_nofile_limit(0, &rl);
 
-	if (getrlimit(RLIMIT_NOFILE, &rl))
-		return -errno;
-	if (rl.rlim_cur < rl.rlim_max) {
-		logv("raising RLIMIT_NOFILE from %llu to %llu\n",
-		     (unsigned long long)rl.rlim_cur,
-		     (unsigned long long)rl.rlim_max);
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-		getrlimit(RLIMIT_NOFILE, &rl);
-	}
+	if (err)
+		return err;
 	srv.nconns_max = rl.rlim_cur > (1 << 20) ? 1 << 20 : rl.rlim_cur;
 	srv.conns = calloc(srv.nconns_max, sizeof(*srv.conns));
 	return srv.conns ? 0 : -ENOMEM;
@@ -842,7 +811,7 @@ int main(int argc, char **argv)
 			"(run with -v for libbpf's log)\n", strerror(-err));
 		goto cleanup;
 	}
-	skel->rodata->server_port = env.port;
+	skel->rodata->server_port = env.srv.port;
 	skel->rodata->flow_limit = env.flow_limit;
 
 	err = echo_bpf__load(skel);
@@ -880,7 +849,7 @@ int main(int argc, char **argv)
 	/* Our own cgroup, joined before the listener exists: the listener and
 	 * the sockets it accepts belong to it, and nothing else on the box does.
 	 */
-	snprintf(name, sizeof(name), "ebpf-echo-%d", env.port);
+	snprintf(name, sizeof(name), "ebpf-echo-%d", env.srv.port);
 	err = cgroup_create(&cg, name);
 	if (!err)
 		err = cgroup_enter(&cg);
@@ -906,10 +875,10 @@ int main(int argc, char **argv)
 			"kernel queue its bytes without bound (outside tcp_mem), "
 			"until the machine runs out of memory (README \"Flow "
 			"control\")\n");
-	printf("listening on %s port %d (cgroup %s)\n", inet_ntoa(env.addr),
-	       env.port, cg.path);
+	printf("listening on %s port %d (cgroup %s)\n", inet_ntoa(env.srv.addr),
+	       env.srv.port, cg.path);
 	fflush(stdout);
-	warn_if_any_addr(env.addr);
+	warn_if_any_addr(env.srv.addr);
 
 	err = serve(skel);
 	if (err)
