@@ -21,12 +21,15 @@
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "cli.h"
 #include "defaults.h"
 #include "loader.h"
 #include "sockredir.h"
 #include "sockredir.skel.h"
 
 #define PROG			"sockredir"
+
+const char *prog = PROG;	/* cli.h */
 
 static struct env {
 	int port;
@@ -84,16 +87,13 @@ static int parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	char *end;
-	long v;
+	unsigned long v;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "p:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 1 || v > 65535) {
+			if (str_to_num(optarg, 1, 65535, &v)) {
 				fprintf(stderr, PROG ": --port: '%s' is not a port "
 					"number (1-65535)\n", optarg);
 				return -1;
@@ -110,9 +110,7 @@ static int parse_args(int argc, char **argv)
 			env.cgroup_root = optarg;
 			break;
 		case 'F':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 0 || v > (1L << 30)) {
+			if (str_to_num(optarg, 0, 1UL << 30, &v)) {
 				fprintf(stderr, PROG ": --flow-limit: '%s' is not a "
 					"byte count (0-1073741824)\n", optarg);
 				return -1;
