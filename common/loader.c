@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "loader.h"
@@ -44,4 +45,47 @@ void loader_log(bool verbose)
 {
 	log_verbose = verbose;
 	libbpf_set_print(print_libbpf);
+}
+
+void loader_open_failed(const char *prog, int err)
+{
+	fprintf(stderr, "%s: opening the BPF object failed: %s (run with -v "
+		"for libbpf's log)\n", prog, strerror(err));
+}
+
+void loader_load_failed(const char *prog, int err)
+{
+	fprintf(stderr, "%s: loading the BPF programs failed: %s; the verifier "
+		"or the kernel rejected them (run with -v for the verifier "
+		"log)\n", prog, strerror(err));
+}
+
+int loader_attach_verdict(const char *prog, struct bpf_program *verdict,
+			  struct bpf_map *map, enum bpf_attach_type type,
+			  const char *what)
+{
+	int err;
+
+	if (!bpf_prog_attach(bpf_program__fd(verdict), bpf_map__fd(map), type,
+			     0))
+		return 0;
+	err = -errno;
+	fprintf(stderr, "%s: attaching %s to the SOCKHASH failed: %s\n", prog,
+		what, strerror(-err));
+	return err;
+}
+
+struct bpf_link *loader_attach_sockops(const char *prog,
+				       struct bpf_program *sockops,
+				       const struct own_cgroup *cg)
+{
+	struct bpf_link *link = bpf_program__attach_cgroup(sockops, cg->fd);
+	int err = errno;
+
+	if (!link) {
+		fprintf(stderr, "%s: attaching sock_ops to cgroup %s failed: "
+			"%s\n", prog, cg->path, strerror(err));
+		errno = err;
+	}
+	return link;
 }

@@ -807,8 +807,7 @@ int main(int argc, char **argv)
 	skel = echo_bpf__open_opts(&open_opts);
 	if (!skel) {
 		err = -errno;
-		fprintf(stderr, "ebpf-echo-server: opening the BPF object failed: %s "
-			"(run with -v for libbpf's log)\n", strerror(-err));
+		loader_open_failed(prog, -err);
 		goto cleanup;
 	}
 	skel->rodata->server_port = env.srv.port;
@@ -816,9 +815,7 @@ int main(int argc, char **argv)
 
 	err = echo_bpf__load(skel);
 	if (err) {
-		fprintf(stderr, "ebpf-echo-server: loading the BPF programs failed: "
-			"%s; the verifier or the kernel rejected them (run with "
-			"-v for the verifier log)\n", strerror(-err));
+		loader_load_failed(prog, -err);
 		goto cleanup;
 	}
 
@@ -835,16 +832,12 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
-	/* Verdict first: a socket takes the map's programs when it is added. */
-	err = bpf_prog_attach(bpf_program__fd(skel->progs.echo_verdict),
-			      bpf_map__fd(skel->maps.echo_socks),
-			      BPF_SK_SKB_STREAM_VERDICT, 0);
-	if (err) {
-		err = -errno;
-		fprintf(stderr, "ebpf-echo-server: attaching the stream verdict to "
-			"the SOCKHASH failed: %s\n", strerror(-err));
+	err = loader_attach_verdict(prog, skel->progs.echo_verdict,
+				    skel->maps.echo_socks,
+				    BPF_SK_SKB_STREAM_VERDICT,
+				    "the stream verdict");
+	if (err)
 		goto cleanup;
-	}
 
 	/* Our own cgroup, joined before the listener exists: the listener and
 	 * the sockets it accepts belong to it, and nothing else on the box does.
@@ -855,11 +848,9 @@ int main(int argc, char **argv)
 		err = cgroup_enter(&cg);
 	if (err)
 		goto cleanup;
-	link = bpf_program__attach_cgroup(skel->progs.echo_sockops, cg.fd);
+	link = loader_attach_sockops(prog, skel->progs.echo_sockops, &cg);
 	if (!link) {
 		err = -errno;
-		fprintf(stderr, "ebpf-echo-server: attaching sock_ops to cgroup %s "
-			"failed: %s\n", cg.path, strerror(-err));
 		goto cleanup;
 	}
 

@@ -235,41 +235,30 @@ int main(int argc, char **argv)
 	skel = sockredir_bpf__open_opts(&open_opts);
 	if (!skel) {
 		err = -errno;
-		fprintf(stderr, PROG ": opening the BPF object failed: %s (run "
-			"with -v for libbpf's log)\n", strerror(-err));
+		loader_open_failed(PROG, -err);
 		goto cleanup;
 	}
 	skel->rodata->redir_port = env.port;
 	skel->rodata->flow_limit = env.flow_limit;
 	err = sockredir_bpf__load(skel);
 	if (err) {
-		fprintf(stderr, PROG ": loading the BPF programs failed: %s; the "
-			"verifier or the kernel rejected them (run with -v for the "
-			"verifier log)\n", strerror(-err));
+		loader_load_failed(PROG, -err);
 		goto cleanup;
 	}
 
-	/* sk_msg first: a socket takes the map's programs when it is added. */
-	err = bpf_prog_attach(bpf_program__fd(skel->progs.redir_msg),
-			      bpf_map__fd(skel->maps.redir_socks),
-			      BPF_SK_MSG_VERDICT, 0);
-	if (err) {
-		err = -errno;
-		fprintf(stderr, PROG ": attaching sk_msg to the SOCKHASH failed: "
-			"%s\n", strerror(-err));
+	err = loader_attach_verdict(PROG, skel->progs.redir_msg,
+				    skel->maps.redir_socks, BPF_SK_MSG_VERDICT,
+				    "sk_msg");
+	if (err)
 		goto cleanup;
-	}
 
 	snprintf(name, sizeof(name), "echolab-bypass-%d", env.port);
 	err = cgroup_create(&cg, name);
 	if (err)
 		goto cleanup;
-	/* A link, not a plain attachment: it goes away with this process. */
-	link = bpf_program__attach_cgroup(skel->progs.redir_sockops, cg.fd);
+	link = loader_attach_sockops(PROG, skel->progs.redir_sockops, &cg);
 	if (!link) {
 		err = -errno;
-		fprintf(stderr, PROG ": attaching sock_ops to cgroup %s failed: "
-			"%s\n", cg.path, strerror(-err));
 		goto cleanup;
 	}
 
