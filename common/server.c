@@ -2,6 +2,8 @@
 #include <assert.h>
 #include <errno.h>
 #include <pthread.h>
+#include <arpa/inet.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -107,4 +109,22 @@ int stop_signalfd(const int *more, int flags)
 		return err;
 	fd = signalfd(-1, &mask, flags);
 	return fd < 0 ? -errno : fd;
+}
+
+int server_prepare(const struct server_opts *o, sigset_t *stop)
+{
+	struct rlimit rl;
+	int err;
+
+	signal(SIGPIPE, SIG_IGN);
+	raise_nofile_limit(0, &rl);	/* as many connections as it allows */
+	block_stop_signals(stop, NULL);
+	err = check_port_free(o->addr, o->port);
+	if (err) {
+		fprintf(stderr, "%s: cannot bind %s port %u: %s\n%s: %s\n", prog,
+			inet_ntoa(o->addr), o->port, strerror(-err), prog,
+			bind_hint(-err));
+		return 1;
+	}
+	return 0;
 }

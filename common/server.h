@@ -61,4 +61,13 @@ int block_stop_signals(sigset_t *mask, const int *more);
  * The fd, or -errno. */
 int stop_signalfd(const int *more, int flags);
 
+/*
+ * A threaded server's start (user-echo, uring-echo): SIGPIPE ignored, the
+ * descriptor limit raised, the stop signals blocked in *stop before any
+ * worker starts (they inherit the mask: only the main thread's sigwait
+ * sees them), and o's port checked free. 0, or 1, the exit status, after
+ * saying why it cannot serve.
+ */
+int server_prepare(const struct server_opts *o, sigset_t *stop);
+
 #endif

@@ -1329,25 +1329,13 @@ int main(int argc, char **argv)
 			   batch_waits = 0, sendmsgs = 0, recvs = 0, sends = 0,
 			   overflows = 0;
 	unsigned int i, started = 0;
-	struct rlimit rl;
 	sigset_t sigs;
 	int err, sig, status = 0;
 
 	prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	parse_args(argc, argv);
-	signal(SIGPIPE, SIG_IGN);
-	raise_nofile_limit(0, &rl);	/* as many connections as it allows */
-
-	/* Workers inherit this mask; only sigwait() below sees the signals. */
-	block_stop_signals(&sigs, NULL);
-
-	err = check_port_free(opt.srv.addr, opt.srv.port);
-	if (err) {
-		fprintf(stderr, "%s: cannot bind %s port %u: %s\n%s: %s\n", prog,
-			inet_ntoa(opt.srv.addr), opt.srv.port, strerror(-err), prog,
-			bind_hint(-err));
+	if (server_prepare(&opt.srv, &sigs))
 		return 1;
-	}
 	stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (stop_fd < 0) {
 		perror("eventfd");
