@@ -75,4 +75,24 @@ static __always_inline bool flow_hold(__u32 *passing, __u64 passed,
 	return *passing;
 }
 
+/*
+ * The skb out of the egress of @map's socket at @key (flags 0), counted in
+ * *skbs and *bytes; false, counted in *failures, when it cannot go: the
+ * caller passes it up instead (never SK_DROP: TCP has acknowledged it).
+ */
+static __always_inline bool flow_redirect(struct __sk_buff *skb, void *map,
+					  void *key, __u64 *skbs,
+					  __u64 *bytes, __u64 *failures)
+{
+	__u32 len = skb->len;
+
+	if (bpf_sk_redirect_hash(skb, map, key, 0) != SK_PASS) {
+		(*failures)++;
+		return false;
+	}
+	(*skbs)++;
+	*bytes += len;
+	return true;
+}
+
 #endif

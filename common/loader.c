@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -88,4 +90,27 @@ struct bpf_link *loader_attach_sockops(const char *prog,
 		errno = err;
 	}
 	return link;
+}
+
+int loader_percpu_sum(struct bpf_map *map, void *sum, size_t size)
+{
+	int ncpus = libbpf_num_possible_cpus(), i, err = 0;
+	size_t n = size / sizeof(uint64_t), j;
+	uint64_t *v, *out = sum;
+	uint32_t zero = 0;
+
+	memset(sum, 0, size);
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -ENODEV;
+	/* The kernel rounds each CPU's value up to 8 bytes: size is one. */
+	v = calloc(ncpus, size);
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map__lookup_elem(map, &zero, sizeof(zero), v, ncpus * size, 0))
+		err = -errno;
+	for (i = 0; !err && i < ncpus; i++)
+		for (j = 0; j < n; j++)
+			out[j] += v[(size_t)i * n + j];
+	free(v);
+	return err;
 }

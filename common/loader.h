@@ -50,4 +50,11 @@ struct bpf_link *loader_attach_sockops(const char *prog,
 				       struct bpf_program *sockops,
 				       const struct own_cgroup *cg);
 
+/*
+ * A PERCPU_ARRAY's one value summed over the CPUs into @sum, @size bytes
+ * of __u64 counters (every counters struct of the suite is only those).
+ * 0, or -errno with @sum left zero.
+ */
+int loader_percpu_sum(struct bpf_map *map, void *sum, size_t size);
+
 #endif

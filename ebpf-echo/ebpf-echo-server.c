@@ -194,40 +194,15 @@ static void parse_args(int argc, char **argv)
 
 static void print_counters(struct echo_bpf *skel)
 {
-	int ncpus = libbpf_num_possible_cpus(), i;
-	struct echo_counters sum = {}, *v;
-	__u32 zero = 0;
+	struct echo_counters sum;
+	int err;
 
-	if (ncpus <= 0)
-		return;
-	v = calloc(ncpus, sizeof(*v));
-	if (!v)
-		return;
-	if (bpf_map__lookup_elem(skel->maps.echo_counters, &zero, sizeof(zero),
-				 v, ncpus * sizeof(*v), 0)) {
+	err = loader_percpu_sum(skel->maps.echo_counters, &sum, sizeof(sum));
+	if (err) {
 		fprintf(stderr, "ebpf-echo-server: reading counters: %s\n",
-			strerror(errno));
-		free(v);
+			strerror(-err));
 		return;
 	}
-	for (i = 0; i < ncpus; i++) {
-		sum.redirected_skbs += v[i].redirected_skbs;
-		sum.redirected_bytes += v[i].redirected_bytes;
-		sum.passed_skbs += v[i].passed_skbs;
-		sum.passed_bytes += v[i].passed_bytes;
-		sum.lookup_misses += v[i].lookup_misses;
-		sum.redirect_failures += v[i].redirect_failures;
-		sum.fin_skbs += v[i].fin_skbs;
-		sum.inserted_socks += v[i].inserted_socks;
-		sum.insert_failures += v[i].insert_failures;
-		sum.notify_failures += v[i].notify_failures;
-		sum.held_back_skbs += v[i].held_back_skbs;
-		sum.held_back_bytes += v[i].held_back_bytes;
-		sum.backpressure_on += v[i].backpressure_on;
-		sum.backpressure_off += v[i].backpressure_off;
-		sum.no_flow_state += v[i].no_flow_state;
-	}
-	free(v);
 	fprintf(stderr, "counters redirected_skbs=%llu redirected_bytes=%llu "
 		"passed_skbs=%llu passed_bytes=%llu lookup_misses=%llu "
 		"redirect_failures=%llu userspace_bytes=%llu fin_skbs=%llu "

@@ -177,14 +177,10 @@ int echo_verdict(struct __sk_buff *skb)
 		goto pass;
 	}
 
-	/* flags 0: out of the socket's egress, i.e. back to the client. */
-	if (bpf_sk_redirect_hash(skb, &echo_socks, &key, 0) != SK_PASS) {
-		c->redirect_failures++;
-		goto pass;
-	}
-	c->redirected_skbs++;
-	c->redirected_bytes += len;
-	return SK_PASS;
+	/* Out of the socket's egress, i.e. back to the client. */
+	if (flow_redirect(skb, &echo_socks, &key, &c->redirected_skbs,
+			  &c->redirected_bytes, &c->redirect_failures))
+		return SK_PASS;
 
 pass:
 	/* Never SK_DROP: userspace reads and echoes what we could not. Once

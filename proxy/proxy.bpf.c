@@ -102,14 +102,10 @@ int proxy_verdict(struct __sk_buff *skb)
 		c->held_back_skbs++;
 		goto pass;
 	}
-	/* flags 0: out of the peer's egress. */
-	if (bpf_sk_redirect_hash(skb, &proxy_socks, &f->peer, 0) != SK_PASS) {
-		c->redirect_failures++;
-		goto pass;
-	}
-	c->redirected_skbs++;
-	c->redirected_bytes += len;
-	return SK_PASS;
+	/* Out of the peer's egress. */
+	if (flow_redirect(skb, &proxy_socks, &f->peer, &c->redirected_skbs,
+			  &c->redirected_bytes, &c->redirect_failures))
+		return SK_PASS;
 
 pass:
 	/* Never SK_DROP: TCP has acknowledged these bytes. Once anything is

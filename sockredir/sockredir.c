@@ -156,39 +156,21 @@ static int check_environment(struct own_cgroup *cg)
 
 static void print_counters(struct sockredir_bpf *skel)
 {
-	int ncpus = libbpf_num_possible_cpus(), i;
-	struct redir_counters *per_cpu, sum = {};
-	__u32 zero = 0;
+	struct redir_counters sum;
 
-	if (ncpus <= 0)
+	if (loader_percpu_sum(skel->maps.redir_counters, &sum, sizeof(sum)))
 		return;
-	per_cpu = calloc(ncpus, sizeof(*per_cpu));
-	if (!per_cpu)
-		return;
-	if (!bpf_map__lookup_elem(skel->maps.redir_counters, &zero, sizeof(zero),
-				  per_cpu, ncpus * sizeof(*per_cpu), 0)) {
-		for (i = 0; i < ncpus; i++) {
-			sum.socks_added += per_cpu[i].socks_added;
-			sum.add_failures += per_cpu[i].add_failures;
-			sum.msgs_redirected += per_cpu[i].msgs_redirected;
-			sum.bytes_redirected += per_cpu[i].bytes_redirected;
-			sum.msgs_passed += per_cpu[i].msgs_passed;
-			sum.bytes_passed += per_cpu[i].bytes_passed;
-			sum.peer_full += per_cpu[i].peer_full;
-		}
-		/* One line, key=value, for people: scripts read the map (bpftool). */
-		fprintf(stderr, "counters socks_added=%llu add_failures=%llu "
-			"msgs_redirected=%llu bytes_redirected=%llu "
-			"msgs_passed=%llu bytes_passed=%llu peer_full=%llu\n",
-			(unsigned long long)sum.socks_added,
-			(unsigned long long)sum.add_failures,
-			(unsigned long long)sum.msgs_redirected,
-			(unsigned long long)sum.bytes_redirected,
-			(unsigned long long)sum.msgs_passed,
-			(unsigned long long)sum.bytes_passed,
-			(unsigned long long)sum.peer_full);
-	}
-	free(per_cpu);
+	/* One line, key=value, for people: scripts read the map (bpftool). */
+	fprintf(stderr, "counters socks_added=%llu add_failures=%llu "
+		"msgs_redirected=%llu bytes_redirected=%llu "
+		"msgs_passed=%llu bytes_passed=%llu peer_full=%llu\n",
+		(unsigned long long)sum.socks_added,
+		(unsigned long long)sum.add_failures,
+		(unsigned long long)sum.msgs_redirected,
+		(unsigned long long)sum.bytes_redirected,
+		(unsigned long long)sum.msgs_passed,
+		(unsigned long long)sum.bytes_passed,
+		(unsigned long long)sum.peer_full);
 }
 
 /* Blocks until SIGINT, SIGTERM or SIGHUP; SIGUSR1 prints the counters. */
