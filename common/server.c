@@ -25,24 +25,26 @@ static const struct option shared[] = {
 };
 #define NSHARED	(sizeof(shared) / sizeof(shared[0]))
 
-void server_parse_args(int argc, char **argv, const struct server_cli *cli,
-		       struct server_opts *o)
+void server_parse_args(int argc, char **argv, struct server_opts *o,
+		       const struct option *own,
+		       void (*option)(int c, const char *arg),
+		       void (*usage)(FILE *f))
 {
 	static struct option all[MAX_OPTIONS];
-	size_t n = cli->max_workers ? NSHARED : NSHARED - 1, i;
+	size_t n = o->max_workers ? NSHARED : NSHARED - 1, i;
 	int c;
 
 	memcpy(all, shared, n * sizeof(*all));
-	for (i = 0; cli->own && cli->own[i].name; i++) {
+	for (i = 0; own[i].name; i++) {
 		assert(n < MAX_OPTIONS - 1);
-		all[n++] = cli->own[i];
+		all[n++] = own[i];
 	}
 	memset(&all[n], 0, sizeof(all[n]));
 
 	o->addr = parse_addr("--addr", DEFAULT_ADDR);
 	while ((c = cli_getopt(argc, argv,
-			       cli->max_workers ? ":p:w:b:vh" : ":p:b:vh",
-			       all, cli->usage)) != -1) {
+			       o->max_workers ? ":p:w:b:vh" : ":p:b:vh",
+			       all, usage)) != -1) {
 		switch (c) {
 		case OPT_ADDR:
 			o->addr = parse_addr("--addr", optarg);
@@ -52,17 +54,17 @@ void server_parse_args(int argc, char **argv, const struct server_cli *cli,
 			break;
 		case 'w':
 			o->workers = parse_num("--workers", optarg, 1,
-					       cli->max_workers);
+					       o->max_workers);
 			break;
 		case 'b':
 			o->backlog = (int)parse_num("--backlog", optarg, 1,
-						    cli->max_backlog);
+						    o->max_backlog);
 			break;
 		case 'v':
 			verbose = true;
 			break;
 		default:
-			cli->option(c, optarg);
+			option(c, optarg);
 		}
 	}
 	cli_no_operands(argc, argv);

@@ -15,30 +15,27 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 
-/* The shared options; the program sets the defaults but --addr's. */
+/* The shared options; the program sets the defaults (but --addr's) and
+ * the bounds. */
 struct server_opts {
 	struct in_addr addr;	/* --addr: DEFAULT_ADDR (listen.h) untold */
 	unsigned int port;	/* -p, --port */
 	unsigned int workers;	/* -w, --workers, where the program has it */
-	int backlog;		/* -b, --backlog */
-};
-
-struct server_cli {
-	const struct option *own;	/* the program's own long options */
 	unsigned int max_workers;	/* -w takes 1 to this; 0: no -w */
+	int backlog;		/* -b, --backlog */
 	unsigned long max_backlog;	/* -b takes 1 to this */
-	void (*usage)(FILE *f);		/* -h: the text, on stdout */
-	/* One of the program's own options, as own[] names it. */
-	void (*option)(int c, const char *arg);
 };
 
 /*
- * Parses argv: --addr, -p, -w, -b into *o, -v into verbose, -h prints the
- * usage and exits 0; every other option goes to cli->option. A bad value,
- * an unknown option or an operand is a usage error (cli.h: exit 2).
+ * Parses argv: --addr, -p, -w, -b into *o, -v into verbose, -h prints
+ * usage(stdout) and exits 0; the program's own options, @own, go to
+ * @option (c as own[] names it, arg its value). A bad value, an unknown
+ * option or an operand is a usage error (cli.h: exit 2).
  */
-void server_parse_args(int argc, char **argv, const struct server_cli *cli,
-		       struct server_opts *o);
+void server_parse_args(int argc, char **argv, struct server_opts *o,
+		       const struct option *own,
+		       void (*option)(int c, const char *arg),
+		       void (*usage)(FILE *f));
 
 /*
  * As many descriptors as the process may have, each connection being one

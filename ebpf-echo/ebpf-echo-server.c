@@ -55,7 +55,8 @@ static struct env {
 	long rcvbuf;
 	long flow_limit;
 } env = {
-	.srv = { .port = ECHOLAB_PORT, .backlog = DEFAULT_BACKLOG },
+	.srv = { .port = ECHOLAB_PORT, .backlog = DEFAULT_BACKLOG,
+		 .max_backlog = INT_MAX },
 	.btf_path = LOADER_BTF,
 	.sndbuf = DEFAULT_SNDBUF,
 	.rcvbuf = DEFAULT_RCVBUF,
@@ -180,14 +181,8 @@ static void parse_args(int argc, char **argv)
 		{ "flow-limit", required_argument, NULL, OPT_FLOW_LIMIT },
 		{},
 	};
-	static const struct server_cli cli = {
-		.own = own,
-		.max_backlog = INT_MAX,
-		.usage = usage,
-		.option = own_option,
-	};
 
-	server_parse_args(argc, argv, &cli, &env.srv);
+	server_parse_args(argc, argv, &env.srv, own, own_option, usage);
 }
 
 /* ---- counters -------------------------------------------------------- */

@@ -109,16 +109,9 @@ void parse_args(int argc, char **argv)
 		{ "flow-limit",   required_argument, NULL, OPT_FLOW_LIMIT },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const struct server_cli cli = {
-		.own = own,
-		.max_backlog = 65535,
-		.usage = usage,
-		.option = own_option,
-	};
-
 	/* The backend's address defaults to ours, as --addr's does. */
 	opt.backend_addr = parse_addr("--backend-addr", DEFAULT_ADDR);
-	server_parse_args(argc, argv, &cli, &opt.srv);
+	server_parse_args(argc, argv, &opt.srv, own, own_option, usage);
 	if (!have_path)
 		usage_error("name a path: --path copy|splice|uring|sockmap");
 	if (!have_backend)

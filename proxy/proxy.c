@@ -76,7 +76,7 @@
 #define TCP_STATE_ESTABLISHED 1	/* tcpi_state: include/net/tcp_states.h */
 
 struct options opt = {
-	.srv = { .port = ECHOLAB_PORT, .backlog = 4096 },
+	.srv = { .port = ECHOLAB_PORT, .backlog = 4096, .max_backlog = 65535 },
 	.backend_port = ECHOLAB_PORT + 1,
 	.buffer_size = PROXY_BUF_DEFAULT,
 	.flow_limit = PROXY_FLOW_LIMIT,

@@ -180,7 +180,8 @@ static struct {
 	unsigned int disabled;		/* features --disable switched off */
 	bool sqpoll;
 } opt = {
-	.srv = { .port = ECHOLAB_PORT, .workers = 1, .backlog = 4096 },
+	.srv = { .port = ECHOLAB_PORT, .workers = 1, .max_workers = MAX_WORKERS,
+		 .backlog = 4096, .max_backlog = 65535 },
 	.buffers = 0,
 	.buffer_size = 65536, .conn_buffers = 16, .ring_entries = 256,
 	.min_wait_us = 0, .min_batch = MIN_BATCH_DEFAULT,
@@ -424,15 +425,8 @@ static void parse_args(int argc, char **argv)
 		{ "disable",      required_argument, NULL, OPT_DISABLE },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const struct server_cli cli = {
-		.own = own,
-		.max_workers = MAX_WORKERS,
-		.max_backlog = 65535,
-		.usage = usage,
-		.option = own_option,
-	};
 
-	server_parse_args(argc, argv, &cli, &opt.srv);
+	server_parse_args(argc, argv, &opt.srv, own, own_option, usage);
 	if (!opt.buffers)
 		opt.buffers = default_buffers();
 	if (min_batch_given && !opt.min_wait_us)

@@ -92,8 +92,11 @@ static struct {
 	unsigned int busy_poll_us;	/* 0: sleep in epoll_wait at once */
 	size_t buffer_size;	/* one read at most; --splice: the pipe */
 	bool splice;
-} opt = { .srv = { .port = ECHOLAB_PORT, .workers = 1, .backlog = 4096 },
-	  .buffer_size = BUF_DEFAULT };
+} opt = {
+	.srv = { .port = ECHOLAB_PORT, .workers = 1, .max_workers = MAX_WORKERS,
+		 .backlog = 4096, .max_backlog = 65535 },
+	.buffer_size = BUF_DEFAULT,
+};
 
 static int stop_fd = -1;	/* eventfd: readable once we must stop */
 const char *prog = "user-echo-server";
@@ -157,15 +160,8 @@ static void parse_args(int argc, char **argv)
 		{ "splice",  no_argument,       NULL, OPT_SPLICE },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const struct server_cli cli = {
-		.own = own,
-		.max_workers = MAX_WORKERS,
-		.max_backlog = 65535,
-		.usage = usage,
-		.option = own_option,
-	};
 
-	server_parse_args(argc, argv, &cli, &opt.srv);
+	server_parse_args(argc, argv, &opt.srv, own, own_option, usage);
 }
 
 /* Closes the socket (which also leaves the epoll set), its pipe, its
