@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 
 #include "cli.h"
 #include "listen.h"
@@ -113,7 +114,8 @@ int stop_signalfd(const int *more, int flags)
 	return fd < 0 ? -errno : fd;
 }
 
-int server_prepare(const struct server_opts *o, sigset_t *stop)
+int server_prepare(const struct server_opts *o, sigset_t *stop,
+		   int *stop_fd, int efd_flags)
 {
 	struct rlimit rl;
 	int err;
@@ -128,5 +130,19 @@ int server_prepare(const struct server_opts *o, sigset_t *stop)
 			bind_hint(-err));
 		return 1;
 	}
+	*stop_fd = eventfd(0, efd_flags);
+	if (*stop_fd < 0) {
+		perror("eventfd");
+		return 1;
+	}
 	return 0;
+}
+
+void server_wait(const struct server_opts *o, const sigset_t *stop)
+{
+	int sig;
+
+	warn_if_any_addr(o->addr);
+	sigwait(stop, &sig);
+	logv("%s: %s, stopping\n", prog, strsignal(sig));
 }

@@ -61,10 +61,16 @@ int stop_signalfd(const int *more, int flags);
 /*
  * A threaded server's start (user-echo, uring-echo): SIGPIPE ignored, the
  * descriptor limit raised, the stop signals blocked in *stop before any
- * worker starts (they inherit the mask: only the main thread's sigwait
- * sees them), and o's port checked free. 0, or 1, the exit status, after
- * saying why it cannot serve.
+ * worker starts (they inherit the mask: only server_wait sees them), o's
+ * port checked free, and *stop_fd, the eventfd (@efd_flags: EFD_*) that
+ * tells the workers to stop once written. 0, or 1, the exit status,
+ * after saying why it cannot serve.
  */
-int server_prepare(const struct server_opts *o, sigset_t *stop);
+int server_prepare(const struct server_opts *o, sigset_t *stop,
+		   int *stop_fd, int efd_flags);
+
+/* Serving: the 0.0.0.0 warning where it applies, then a wait for one of
+ * the stop signals. */
+void server_wait(const struct server_opts *o, const sigset_t *stop);
 
 #endif

@@ -1324,17 +1324,12 @@ int main(int argc, char **argv)
 			   overflows = 0;
 	unsigned int i, started = 0;
 	sigset_t sigs;
-	int err, sig, status = 0;
+	int err, status = 0;
 
 	prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	parse_args(argc, argv);
-	if (server_prepare(&opt.srv, &sigs))
+	if (server_prepare(&opt.srv, &sigs, &stop_fd, EFD_CLOEXEC))
 		return 1;
-	stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (stop_fd < 0) {
-		perror("eventfd");
-		return 1;
-	}
 
 	for (i = 0; i < opt.srv.workers; i++) {
 		struct worker *w = &workers[i];
@@ -1364,9 +1359,7 @@ int main(int argc, char **argv)
 			workers[0].mode, opt.ring_entries, used, lacked,
 			(workers[0].feats & FEAT_MIN_WAIT) ? opt.min_wait_us : 0,
 			opt.busy_poll_us);
-		warn_if_any_addr(opt.srv.addr);
-		sigwait(&sigs, &sig);
-		logv("%s: %s, stopping\n", prog, strsignal(sig));
+		server_wait(&opt.srv, &sigs);
 	}
 
 	eventfd_write(stop_fd, 1);

@@ -573,17 +573,12 @@ int main(int argc, char **argv)
 	unsigned long long empty_polls = 0;
 	unsigned int i, started = 0;
 	sigset_t sigs;
-	int err, sig, status = 0;
+	int err, status = 0;
 
 	prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	parse_args(argc, argv);
-	if (server_prepare(&opt.srv, &sigs))
+	if (server_prepare(&opt.srv, &sigs, &stop_fd, EFD_CLOEXEC | EFD_NONBLOCK))
 		return 1;
-	stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (stop_fd < 0) {
-		perror("eventfd");
-		return 1;
-	}
 
 	for (i = 0; i < opt.srv.workers; i++) {
 		struct worker *w = &workers[i];
@@ -616,9 +611,7 @@ int main(int argc, char **argv)
 			prog, inet_ntoa(opt.srv.addr), opt.srv.port, opt.srv.workers,
 			opt.srv.backlog, opt.busy_poll_us, opt.buffer_size,
 			opt.splice ? "splice" : "copy");
-		warn_if_any_addr(opt.srv.addr);
-		sigwait(&sigs, &sig);
-		logv("%s: %s, stopping\n", prog, strsignal(sig));
+		server_wait(&opt.srv, &sigs);
 	}
 
 	eventfd_write(stop_fd, 1);
