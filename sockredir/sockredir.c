@@ -76,6 +76,17 @@ static const char usage[] =
 "counters line; SIGINT/SIGTERM/SIGHUP detach, empty and remove the cgroup.\n"
 "Exit status: 0 clean stop, 1 runtime error, 2 bad arguments.\n";
 
+/* optarg as a number in [min, max] into *v; else -1 after saying that it
+ * is not @what. */
+static int number(const char *name, const char *what, unsigned long min,
+		  unsigned long max, unsigned long *v)
+{
+	if (!str_to_num(optarg, min, max, v))
+		return 0;
+	fprintf(stderr, PROG ": %s: '%s' is not %s\n", name, optarg, what);
+	return -1;
+}
+
 static int parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -93,11 +104,9 @@ static int parse_args(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "p:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (str_to_num(optarg, 1, 65535, &v)) {
-				fprintf(stderr, PROG ": --port: '%s' is not a port "
-					"number (1-65535)\n", optarg);
+			if (number("--port", "a port number (1-65535)", 1,
+				   65535, &v))
 				return -1;
-			}
 			env.port = v;
 			break;
 		case 'v':
@@ -110,11 +119,9 @@ static int parse_args(int argc, char **argv)
 			env.cgroup_root = optarg;
 			break;
 		case 'F':
-			if (str_to_num(optarg, 0, 1UL << 30, &v)) {
-				fprintf(stderr, PROG ": --flow-limit: '%s' is not a "
-					"byte count (0-1073741824)\n", optarg);
+			if (number("--flow-limit", "a byte count (0-1073741824)",
+				   0, 1UL << 30, &v))
 				return -1;
-			}
 			env.flow_limit = v;
 			break;
 		case 'h':
