@@ -11,6 +11,7 @@
 #include <bpf/bpf_endian.h>
 #include "defaults.h"
 #include "echo.h"
+#include "counters.bpf.h"
 #include "flowctl.bpf.h"
 
 #define AF_INET 2
@@ -32,12 +33,7 @@ struct {
 	__type(value, __u64);	/* 8 bytes: bpftool can dump it (cookie) */
 } echo_socks SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct echo_counters);
-} echo_counters SEC(".maps");
+PERCPU_COUNTERS(echo_counters, struct echo_counters)
 
 /*
  * Which sockets got bytes passed up to userspace. The loader watches only
@@ -68,13 +64,6 @@ struct {
 	__type(key, __u64);
 	__type(value, __u64);
 } echo_echoed SEC(".maps");
-
-static __always_inline struct echo_counters *counters(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&echo_counters, &zero);
-}
 
 SEC("sockops")
 int echo_sockops(struct bpf_sock_ops *skops)

@@ -12,6 +12,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "proxy.h"
+#include "counters.bpf.h"
 #include "flowctl.bpf.h"
 
 /* Set by the loader in skel->rodata before load (0: no limit). */
@@ -41,12 +42,7 @@ struct {
 	__type(value, __u64);
 } proxy_forwarded SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct proxy_counters);
-} proxy_counters SEC(".maps");
+PERCPU_COUNTERS(proxy_counters, struct proxy_counters)
 
 SEC("sk_skb/stream_verdict")
 int proxy_verdict(struct __sk_buff *skb)
@@ -54,11 +50,11 @@ int proxy_verdict(struct __sk_buff *skb)
 	struct bpf_sock *src = NULL, *dst = NULL;
 	struct proxy_counters *c;
 	struct proxy_flow *f;
-	__u32 zero = 0, len = skb->len;
+	__u32 len = skb->len;
 	bool over = false, resume = true;
 	__u64 cookie;
 
-	c = bpf_map_lookup_elem(&proxy_counters, &zero);
+	c = counters();
 	if (!c)
 		return SK_PASS;
 	/*
