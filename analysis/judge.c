@@ -802,8 +802,7 @@ static void parse_args(int argc, char **argv)
 	};
 	int c;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, ":h", longopts, usage)) != -1) {
 		switch (c) {
 		case 'b':
 			if (!*optarg)
@@ -829,13 +828,6 @@ static void parse_args(int argc, char **argv)
 		case 'm':
 			markdown = true;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind == argc)

@@ -305,23 +305,12 @@ int main(int argc, char **argv)
 	int c;
 
 	prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'A':
-			if (strcmp(optarg, "rtt") && strcmp(optarg, "arrival"))
-				usage_error("--samples: '%s' is not rtt or arrival",
-					    optarg);
-			metric = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
-		}
+	while ((c = cli_getopt(argc, argv, ":h", longopts, usage)) != -1) {
+		/* --samples, the only option of its own */
+		if (strcmp(optarg, "rtt") && strcmp(optarg, "arrival"))
+			usage_error("--samples: '%s' is not rtt or arrival",
+				    optarg);
+		metric = optarg;
 	}
 	if (optind == argc)
 		usage_error("no raw files: give it the runs to summarize");

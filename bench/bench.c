@@ -563,22 +563,13 @@ static void parse_args(int argc, char **argv)
 	};
 	int c;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:c:r:m:d:R:s:H:p:o:l:T:qh",
-				longopts, NULL)) != -1) {
-		if (parse_load_option(c) || parse_place_option(c) ||
-		    parse_run_option(c))
-			continue;
-		if (c == 'h') {
-			usage(stdout);
-			exit(0);
-		}
-		if (c == ':')
-			usage_error("option '%s' needs a value", argv[optind - 1]);
-		usage_error("unknown option '%s'", argv[optind - 1]);
+	while ((c = cli_getopt(argc, argv, ":t:c:r:m:d:R:s:H:p:o:l:T:qh",
+			       longopts, usage)) != -1) {
+		if (!parse_load_option(c) && !parse_place_option(c) &&
+		    !parse_run_option(c))
+			usage_error("unknown option '%s'", argv[optind - 1]);
 	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+	cli_no_operands(argc, argv);
 	/* Threads inherit the affinity: set it once, before any starts. */
 	if (cfg.cpus && sched_setaffinity(0, sizeof(given.cpus), &given.cpus)) {
 		fprintf(stderr, "%s: cannot run on CPUs %s: %s\n", prog,

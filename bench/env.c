@@ -12,16 +12,11 @@
 #include <unistd.h>
 
 #include "env.h"
+#include "server.h"
 
 bool env_raise_nofile(uint64_t need, struct rlimit *rl)
 {
-	getrlimit(RLIMIT_NOFILE, rl);
-	if (rl->rlim_cur < rl->rlim_max) {
-		rl->rlim_cur = rl->rlim_max;
-		setrlimit(RLIMIT_NOFILE, rl);
-		getrlimit(RLIMIT_NOFILE, rl);
-	}
-	return rl->rlim_cur >= need;
+	return !raise_nofile_limit(0, rl) && rl->rlim_cur >= need;
 }
 
 long env_time_wait_sockets(void)

@@ -20,7 +20,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -32,6 +31,7 @@
 #include "defaults.h"
 #include "listen.h"
 #include "loader.h"
+#include "server.h"
 #include "echo.h"
 #include "echo.skel.h"
 
@@ -48,17 +48,15 @@
 #define SWEEP_MS		200	/* read quiet connections this often */
 
 static struct env {
-	struct in_addr addr;	/* DEFAULT_ADDR, listen.h: this machine only */
-	int port;
-	int backlog;
+	struct server_opts srv;	/* --addr (this machine only), -p, -b */
 	const char *btf_path;
 	const char *cgroup_root;
 	long sndbuf;
 	long rcvbuf;
 	long flow_limit;
 } env = {
-	.port = ECHOLAB_PORT,
-	.backlog = DEFAULT_BACKLOG,
+	.srv = { .port = ECHOLAB_PORT, .backlog = DEFAULT_BACKLOG,
+		 .max_backlog = INT_MAX },
 	.btf_path = LOADER_BTF,
 	.sndbuf = DEFAULT_SNDBUF,
 	.rcvbuf = DEFAULT_RCVBUF,
@@ -102,7 +100,7 @@ static struct own_cgroup cg;		/* <root>/ebpf-echo-<port> */
 
 const char *prog = "ebpf-echo-server";	/* cli.h: in every message */
 
-static const char usage[] =
+static const char usage_text[] =
 "Usage: ebpf-echo-server [-p PORT] [--addr ADDR] [-b BACKLOG] [-v] [--btf FILE]\n"
 "                        [--cgroup-root DIR] [--sndbuf BYTES] [--rcvbuf BYTES]\n"
 "                        [--flow-limit BYTES]\n"
@@ -142,18 +140,40 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-enum { OPT_BTF = 256, OPT_CGROUP_ROOT, OPT_SNDBUF, OPT_RCVBUF, OPT_ADDR,
+static void usage(FILE *f)
+{
+	fputs(usage_text, f);
+}
+
+enum { OPT_BTF = 256, OPT_CGROUP_ROOT, OPT_SNDBUF, OPT_RCVBUF,
        OPT_FLOW_LIMIT };
+
+/* The options of this server alone; server.c parses the shared ones. */
+static void own_option(int c, const char *arg)
+{
+	switch (c) {
+	case OPT_BTF:
+		env.btf_path = arg;
+		break;
+	case OPT_CGROUP_ROOT:
+		env.cgroup_root = arg;
+		break;
+	case OPT_SNDBUF:
+		env.sndbuf = parse_num("--sndbuf", arg, 0, 1L << 30);
+		break;
+	case OPT_RCVBUF:
+		env.rcvbuf = parse_num("--rcvbuf", arg, 0, 1L << 30);
+		break;
+	case OPT_FLOW_LIMIT:
+		env.flow_limit = parse_num("--flow-limit", arg, 0, 1L << 30);
+		break;
+	}
+}
 
 /* Exits 2 with a message naming the option on a bad argument (cli.h). */
 static void parse_args(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "port", required_argument, NULL, 'p' },
-		{ "addr", required_argument, NULL, OPT_ADDR },
-		{ "backlog", required_argument, NULL, 'b' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
+	static const struct option own[] = {
 		{ "btf", required_argument, NULL, OPT_BTF },
 		{ "cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT },
 		{ "sndbuf", required_argument, NULL, OPT_SNDBUF },
@@ -161,91 +181,23 @@ static void parse_args(int argc, char **argv)
 		{ "flow-limit", required_argument, NULL, OPT_FLOW_LIMIT },
 		{},
 	};
-	int c;
 
-	env.addr = parse_addr("--addr", DEFAULT_ADDR);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:b:vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			env.port = parse_num("--port", optarg, 1, 65535);
-			break;
-		case OPT_ADDR:
-			env.addr = parse_addr("--addr", optarg);
-			break;
-		case 'b':
-			env.backlog = parse_num("--backlog", optarg, 1, INT_MAX);
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			exit(0);
-		case OPT_BTF:
-			env.btf_path = optarg;
-			break;
-		case OPT_CGROUP_ROOT:
-			env.cgroup_root = optarg;
-			break;
-		case OPT_SNDBUF:
-			env.sndbuf = parse_num("--sndbuf", optarg, 0, 1L << 30);
-			break;
-		case OPT_RCVBUF:
-			env.rcvbuf = parse_num("--rcvbuf", optarg, 0, 1L << 30);
-			break;
-		case OPT_FLOW_LIMIT:
-			env.flow_limit = parse_num("--flow-limit", optarg, 0,
-						   1L << 30);
-			break;
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+	server_parse_args(argc, argv, &env.srv, own, own_option, usage);
 }
 
 /* ---- counters -------------------------------------------------------- */
 
 static void print_counters(struct echo_bpf *skel)
 {
-	int ncpus = libbpf_num_possible_cpus(), i;
-	struct echo_counters sum = {}, *v;
-	__u32 zero = 0;
+	struct echo_counters sum;
+	int err;
 
-	if (ncpus <= 0)
-		return;
-	v = calloc(ncpus, sizeof(*v));
-	if (!v)
-		return;
-	if (bpf_map__lookup_elem(skel->maps.echo_counters, &zero, sizeof(zero),
-				 v, ncpus * sizeof(*v), 0)) {
+	err = loader_percpu_sum(skel->maps.echo_counters, &sum, sizeof(sum));
+	if (err) {
 		fprintf(stderr, "ebpf-echo-server: reading counters: %s\n",
-			strerror(errno));
-		free(v);
+			strerror(-err));
 		return;
 	}
-	for (i = 0; i < ncpus; i++) {
-		sum.redirected_skbs += v[i].redirected_skbs;
-		sum.redirected_bytes += v[i].redirected_bytes;
-		sum.passed_skbs += v[i].passed_skbs;
-		sum.passed_bytes += v[i].passed_bytes;
-		sum.lookup_misses += v[i].lookup_misses;
-		sum.redirect_failures += v[i].redirect_failures;
-		sum.fin_skbs += v[i].fin_skbs;
-		sum.inserted_socks += v[i].inserted_socks;
-		sum.insert_failures += v[i].insert_failures;
-		sum.notify_failures += v[i].notify_failures;
-		sum.held_back_skbs += v[i].held_back_skbs;
-		sum.held_back_bytes += v[i].held_back_bytes;
-		sum.backpressure_on += v[i].backpressure_on;
-		sum.backpressure_off += v[i].backpressure_off;
-		sum.no_flow_state += v[i].no_flow_state;
-	}
-	free(v);
 	fprintf(stderr, "counters redirected_skbs=%llu redirected_bytes=%llu "
 		"passed_skbs=%llu passed_bytes=%llu lookup_misses=%llu "
 		"redirect_failures=%llu userspace_bytes=%llu fin_skbs=%llu "
@@ -669,25 +621,25 @@ static int listen_on_port(void)
 {
 	int fd, err;
 
-	err = check_port_free(env.addr, env.port);
+	err = check_port_free(env.srv.addr, env.srv.port);
 	if (err == -EADDRINUSE) {
 		fprintf(stderr, "%s: port %d is busy (another server is listening "
 			"on it); stop that server (see: ss -ltnp 'sport = :%d') "
-			"or choose another port with -p\n", prog, env.port,
-			env.port);
+			"or choose another port with -p\n", prog, env.srv.port,
+			env.srv.port);
 		return err;
 	}
 	if (err) {
 		fprintf(stderr, "%s: bind to %s port %d: %s; %s\n", prog,
-			inet_ntoa(env.addr), env.port, strerror(-err),
+			inet_ntoa(env.srv.addr), env.srv.port, strerror(-err),
 			bind_hint(-err));
 		return err;
 	}
-	fd = open_listener_bufs(env.addr, env.port, env.backlog, SOCK_NONBLOCK,
+	fd = open_listener_bufs(env.srv.addr, env.srv.port, env.srv.backlog, SOCK_NONBLOCK,
 				env.sndbuf, env.rcvbuf);
 	if (fd < 0)
 		fprintf(stderr, "%s: cannot listen on %s port %d: %s; %s\n", prog,
-			inet_ntoa(env.addr), env.port, strerror(-fd),
+			inet_ntoa(env.srv.addr), env.srv.port, strerror(-fd),
 			bind_hint(-fd));
 	return fd;
 }
@@ -713,36 +665,23 @@ static int check_environment(void)
 	return 0;
 }
 
+/* SIGUSR1 prints the counters; SIGINT, SIGTERM stop. */
 static int setup_signals(void)
 {
-	sigset_t mask;
+	static const int more[] = { SIGUSR1, 0 };
 
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGUSR1);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL))
-		return -errno;
-	srv.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	return srv.sigfd < 0 ? -errno : 0;
+	srv.sigfd = stop_signalfd(more, SFD_NONBLOCK | SFD_CLOEXEC);
+	return srv.sigfd < 0 ? srv.sigfd : 0;
 }
 
 /* Up to the hard limit: each connection is an fd. */
 static int raise_fd_limit(void)
 {
 	struct rlimit rl;
+	int err = raise_nofile_limit(0, &rl);
 
-	if (getrlimit(RLIMIT_NOFILE, &rl))
-		return -errno;
-	if (rl.rlim_cur < rl.rlim_max) {
-		logv("raising RLIMIT_NOFILE from %llu to %llu\n",
-		     (unsigned long long)rl.rlim_cur,
-		     (unsigned long long)rl.rlim_max);
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-		getrlimit(RLIMIT_NOFILE, &rl);
-	}
+	if (err)
+		return err;
 	srv.nconns_max = rl.rlim_cur > (1 << 20) ? 1 << 20 : rl.rlim_cur;
 	srv.conns = calloc(srv.nconns_max, sizeof(*srv.conns));
 	return srv.conns ? 0 : -ENOMEM;
@@ -838,18 +777,15 @@ int main(int argc, char **argv)
 	skel = echo_bpf__open_opts(&open_opts);
 	if (!skel) {
 		err = -errno;
-		fprintf(stderr, "ebpf-echo-server: opening the BPF object failed: %s "
-			"(run with -v for libbpf's log)\n", strerror(-err));
+		loader_open_failed(prog, -err);
 		goto cleanup;
 	}
-	skel->rodata->server_port = env.port;
+	skel->rodata->server_port = env.srv.port;
 	skel->rodata->flow_limit = env.flow_limit;
 
 	err = echo_bpf__load(skel);
 	if (err) {
-		fprintf(stderr, "ebpf-echo-server: loading the BPF programs failed: "
-			"%s; the verifier or the kernel rejected them (run with "
-			"-v for the verifier log)\n", strerror(-err));
+		loader_load_failed(prog, -err);
 		goto cleanup;
 	}
 
@@ -866,31 +802,25 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
-	/* Verdict first: a socket takes the map's programs when it is added. */
-	err = bpf_prog_attach(bpf_program__fd(skel->progs.echo_verdict),
-			      bpf_map__fd(skel->maps.echo_socks),
-			      BPF_SK_SKB_STREAM_VERDICT, 0);
-	if (err) {
-		err = -errno;
-		fprintf(stderr, "ebpf-echo-server: attaching the stream verdict to "
-			"the SOCKHASH failed: %s\n", strerror(-err));
+	err = loader_attach_verdict(prog, skel->progs.echo_verdict,
+				    skel->maps.echo_socks,
+				    BPF_SK_SKB_STREAM_VERDICT,
+				    "the stream verdict");
+	if (err)
 		goto cleanup;
-	}
 
 	/* Our own cgroup, joined before the listener exists: the listener and
 	 * the sockets it accepts belong to it, and nothing else on the box does.
 	 */
-	snprintf(name, sizeof(name), "ebpf-echo-%d", env.port);
+	snprintf(name, sizeof(name), "ebpf-echo-%d", env.srv.port);
 	err = cgroup_create(&cg, name);
 	if (!err)
 		err = cgroup_enter(&cg);
 	if (err)
 		goto cleanup;
-	link = bpf_program__attach_cgroup(skel->progs.echo_sockops, cg.fd);
+	link = loader_attach_sockops(prog, skel->progs.echo_sockops, &cg);
 	if (!link) {
 		err = -errno;
-		fprintf(stderr, "ebpf-echo-server: attaching sock_ops to cgroup %s "
-			"failed: %s\n", cg.path, strerror(-err));
 		goto cleanup;
 	}
 
@@ -906,10 +836,10 @@ int main(int argc, char **argv)
 			"kernel queue its bytes without bound (outside tcp_mem), "
 			"until the machine runs out of memory (README \"Flow "
 			"control\")\n");
-	printf("listening on %s port %d (cgroup %s)\n", inet_ntoa(env.addr),
-	       env.port, cg.path);
+	printf("listening on %s port %d (cgroup %s)\n", inet_ntoa(env.srv.addr),
+	       env.srv.port, cg.path);
 	fflush(stdout);
-	warn_if_any_addr(env.addr);
+	warn_if_any_addr(env.srv.addr);
 
 	err = serve(skel);
 	if (err)

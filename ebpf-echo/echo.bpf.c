@@ -11,6 +11,8 @@
 #include <bpf/bpf_endian.h>
 #include "defaults.h"
 #include "echo.h"
+#include "counters.bpf.h"
+#include "flowctl.bpf.h"
 
 #define AF_INET 2
 
@@ -31,12 +33,7 @@ struct {
 	__type(value, __u64);	/* 8 bytes: bpftool can dump it (cookie) */
 } echo_socks SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct echo_counters);
-} echo_counters SEC(".maps");
+PERCPU_COUNTERS(echo_counters, struct echo_counters)
 
 /*
  * Which sockets got bytes passed up to userspace. The loader watches only
@@ -67,13 +64,6 @@ struct {
 	__type(key, __u64);
 	__type(value, __u64);
 } echo_echoed SEC(".maps");
-
-static __always_inline struct echo_counters *counters(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&echo_counters, &zero);
-}
 
 SEC("sockops")
 int echo_sockops(struct bpf_sock_ops *skops)
@@ -128,34 +118,6 @@ int echo_sockops(struct bpf_sock_ops *skops)
 	return 1;
 }
 
-/*
- * The socket's echo backlog: bytes received that the client has not had
- * back acknowledged yet, wherever they are (receive queue, psock queue,
- * the process, send queue, in flight); and the limit that applies to it,
- * never above half the send buffer so that whatever the verdict
- * redirects fits in the send queue at once and the psock backlog never
- * waits for the client (README "Flow control").
- */
-static __always_inline bool echo_backed_up(struct bpf_sock *sk, bool *resume)
-{
-	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
-	__s64 backlog;
-	__u64 limit = flow_limit, half_sndbuf;
-
-	*resume = true;
-	if (!flow_limit)
-		return false;
-	*resume = false;
-	if (!tp)
-		return true;
-	backlog = (__s64)(tp->bytes_received - tp->bytes_acked);
-	half_sndbuf = (__u32)tp->inet_conn.icsk_inet.sk.sk_sndbuf / 2;
-	if (half_sndbuf < limit)
-		limit = half_sndbuf;
-	*resume = backlog <= (__s64)(limit / 2);
-	return backlog > (__s64)limit;
-}
-
 SEC("sk_skb/stream_verdict")
 int echo_verdict(struct __sk_buff *skb)
 {
@@ -165,7 +127,7 @@ int echo_verdict(struct __sk_buff *skb)
 	struct bpf_sock *sk;
 	__u32 len = skb->len;
 	bool over, resume;
-	__u64 cookie, *echoed;
+	__u64 cookie;
 
 	if (!c)
 		return SK_PASS;
@@ -188,7 +150,8 @@ int echo_verdict(struct __sk_buff *skb)
 		c->lookup_misses++;
 		goto pass;
 	}
-	over = echo_backed_up(sk, &resume);
+	/* README "Flow control": the echo's backlog is the socket's own. */
+	over = flow_backed_up(sk, sk, flow_limit, &resume);
 	bpf_sk_release(sk);
 	if (!f) {
 		/* sock_ops makes it before the socket enters the map. */
@@ -196,38 +159,17 @@ int echo_verdict(struct __sk_buff *skb)
 		goto pass;
 	}
 
-	/*
-	 * Back to the kernel's echo only once the process has sent every byte
-	 * passed up to it: they are then in the send queue, and this skb goes
-	 * in after them. The verdict runs for one socket at a time (softirq
-	 * under its lock, or its reader's process context), so nothing is
-	 * passed between this check and the redirect.
-	 */
-	if (f->passing && resume) {
-		echoed = bpf_map_lookup_elem(&echo_echoed, &cookie);
-		if ((echoed ? *echoed : 0) == f->passed) {
-			f->passing = 0;
-			c->backpressure_off++;
-		}
-	}
-	if (!f->passing && over) {
-		f->passing = 1;
-		c->backpressure_on++;
-	}
-	if (f->passing) {
+	if (flow_hold(&f->passing, f->passed, &echo_echoed, &cookie, over,
+		      resume, &c->backpressure_on, &c->backpressure_off)) {
 		c->held_back_skbs++;
 		c->held_back_bytes += len;
 		goto pass;
 	}
 
-	/* flags 0: out of the socket's egress, i.e. back to the client. */
-	if (bpf_sk_redirect_hash(skb, &echo_socks, &key, 0) != SK_PASS) {
-		c->redirect_failures++;
-		goto pass;
-	}
-	c->redirected_skbs++;
-	c->redirected_bytes += len;
-	return SK_PASS;
+	/* Out of the socket's egress, i.e. back to the client. */
+	if (flow_redirect(skb, &echo_socks, &key, &c->redirected_skbs,
+			  &c->redirected_bytes, &c->redirect_failures))
+		return SK_PASS;
 
 pass:
 	/* Never SK_DROP: userspace reads and echoes what we could not. Once

@@ -16,6 +16,7 @@
  * splice, MSG_ZEROCOPY), tgid, comm (the thread that copied first: a
  * kworker's name, or one thread of a process), calls and bytes. */
 #include <errno.h>
+#include <limits.h>
 #include <dirent.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -27,11 +28,12 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "cli.h"
 #include "funclat.h"
 #include "funclat.skel.h"
 
 static volatile sig_atomic_t exiting;
-static int verbose;
+const char *prog = "funclat";	/* cli.h; verbose is cli.c's */
 
 static void sig_handler(int sig)
 {
@@ -157,28 +159,26 @@ int main(int argc, char **argv)
 	const char *names[FUNCLAT_SLOTS];
 	struct bpf_program *entry[FUNCLAT_SLOTS], *exit_[FUNCLAT_SLOTS];
 	struct funclat_bpf *skel = NULL;
-	long tgid = 0, seconds = 0;
+	unsigned long tgid = 0, seconds = 0;
 	int nfuncs = 0, err = 0, opt, i, copies = 0;
 	char pname[16];
 
 	while ((opt = getopt(argc, argv, "vcp:d:h")) != -1) {
 		switch (opt) {
 		case 'v':
-			verbose = 1;
+			verbose = true;
 			break;
 		case 'c':
 			copies = 1;
 			break;
 		case 'p':
-			tgid = strtol(optarg, NULL, 10);
-			if (tgid <= 0) {
+			if (str_to_num(optarg, 1, INT_MAX, &tgid)) {
 				fprintf(stderr, "funclat: -p: not a process id: %s\n", optarg);
 				return 2;
 			}
 			break;
 		case 'd':
-			seconds = strtol(optarg, NULL, 10);
-			if (seconds <= 0) {
+			if (str_to_num(optarg, 1, INT_MAX, &seconds)) {
 				fprintf(stderr, "funclat: -d: not a number of seconds: %s\n", optarg);
 				return 2;
 			}
@@ -270,7 +270,7 @@ int main(int argc, char **argv)
 		while (!exiting) {
 			usleep(50000);
 			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (seconds && now.tv_sec - t0.tv_sec >= seconds)
+			if (seconds && (unsigned long)(now.tv_sec - t0.tv_sec) >= seconds)
 				break;
 		}
 	}

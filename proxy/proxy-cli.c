@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* The proxy's command line and its messages. */
 #include <arpa/inet.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <signal.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
 
 #include "cli.h"
 #include "defaults.h"
@@ -72,82 +68,58 @@ static enum path parse_path(const char *s)
 	usage_error("--path: '%s' is no path (copy, splice, uring, sockmap)", s);
 }
 
+enum { OPT_PATH = 256, OPT_BACKEND_PORT, OPT_BACKEND_ADDR, OPT_BUFFER_SIZE,
+       OPT_FLOW_LIMIT };
+
+static bool have_path, have_backend;
+
+/* The proxy's own options; server.c parses the ones servers share. */
+static void own_option(int c, const char *arg)
+{
+	switch (c) {
+	case OPT_PATH:
+		opt.path = parse_path(arg);
+		have_path = true;
+		break;
+	case OPT_BACKEND_PORT:
+		opt.backend_port = parse_num("--backend-port", arg, 1, 65535);
+		have_backend = true;
+		break;
+	case OPT_BACKEND_ADDR:
+		opt.backend_addr = parse_addr("--backend-addr", arg);
+		break;
+	case OPT_BUFFER_SIZE:
+		opt.buffer_size = parse_num("--buffer-size", arg,
+					    PROXY_BUF_MIN, PROXY_BUF_MAX);
+		opt.buffer_size_set = true;
+		break;
+	case OPT_FLOW_LIMIT:
+		opt.flow_limit = parse_num("--flow-limit", arg, 0, 1UL << 30);
+		break;
+	}
+}
+
 void parse_args(int argc, char **argv)
 {
-	enum { OPT_PATH = 256, OPT_ADDR, OPT_BACKEND_PORT, OPT_BACKEND_ADDR,
-	       OPT_BUFFER_SIZE, OPT_FLOW_LIMIT };
-	static const struct option longopts[] = {
+	static const struct option own[] = {
 		{ "path",         required_argument, NULL, OPT_PATH },
-		{ "addr",         required_argument, NULL, OPT_ADDR },
 		{ "backend-port", required_argument, NULL, OPT_BACKEND_PORT },
 		{ "backend-addr", required_argument, NULL, OPT_BACKEND_ADDR },
 		{ "buffer-size",  required_argument, NULL, OPT_BUFFER_SIZE },
 		{ "flow-limit",   required_argument, NULL, OPT_FLOW_LIMIT },
-		{ "port",         required_argument, NULL, 'p' },
-		{ "backlog",      required_argument, NULL, 'b' },
-		{ "verbose",      no_argument,       NULL, 'v' },
-		{ "help",         no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool have_path = false, have_backend = false;
-	int c;
-
-	opt.addr = parse_addr("--addr", DEFAULT_ADDR);
-	opt.backend_addr = opt.addr;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:b:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_PATH:
-			opt.path = parse_path(optarg);
-			have_path = true;
-			break;
-		case OPT_ADDR:
-			opt.addr = parse_addr("--addr", optarg);
-			break;
-		case OPT_BACKEND_PORT:
-			opt.backend_port = parse_num("--backend-port", optarg, 1, 65535);
-			have_backend = true;
-			break;
-		case OPT_BACKEND_ADDR:
-			opt.backend_addr = parse_addr("--backend-addr", optarg);
-			break;
-		case OPT_BUFFER_SIZE:
-			opt.buffer_size = parse_num("--buffer-size", optarg,
-						    PROXY_BUF_MIN, PROXY_BUF_MAX);
-			opt.buffer_size_set = true;
-			break;
-		case OPT_FLOW_LIMIT:
-			opt.flow_limit = parse_num("--flow-limit", optarg, 0,
-						   1UL << 30);
-			break;
-		case 'p':
-			opt.port = parse_num("--port", optarg, 1, 65535);
-			break;
-		case 'b':
-			opt.backlog = (int)parse_num("--backlog", optarg, 1, 65535);
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+	/* The backend's address defaults to ours, as --addr's does. */
+	opt.backend_addr = parse_addr("--backend-addr", DEFAULT_ADDR);
+	server_parse_args(argc, argv, &opt.srv, own, own_option, usage);
 	if (!have_path)
 		usage_error("name a path: --path copy|splice|uring|sockmap");
 	if (!have_backend)
 		usage_error("name the backend: --backend-port N (and --backend-addr ADDR)");
-	if (opt.backend_port == opt.port &&
-	    opt.backend_addr.s_addr == opt.addr.s_addr)
+	if (opt.backend_port == opt.srv.port &&
+	    opt.backend_addr.s_addr == opt.srv.addr.s_addr)
 		usage_error("the backend cannot be the proxy itself (port %u on %s)",
-			    opt.port, inet_ntoa(opt.addr));
+			    opt.srv.port, inet_ntoa(opt.srv.addr));
 	if (opt.flow_limit == 0 && opt.path == PATH_SOCKMAP)
 		fprintf(stderr, "%s: warning: --flow-limit 0: nothing bounds what the kernel's relay queues for a slow reader\n",
 			prog);
@@ -157,47 +129,31 @@ void announce(void)
 {
 	char backend[INET_ADDRSTRLEN];
 
-	warn_if_any_addr(opt.addr);
+	warn_if_any_addr(opt.srv.addr);
 	inet_ntop(AF_INET, &opt.backend_addr, backend, sizeof(backend));
 	printf("proxy %s on %s port %u to %s port %u\n", path_names[opt.path],
-	       inet_ntoa(opt.addr), opt.port, backend, opt.backend_port);
+	       inet_ntoa(opt.srv.addr), opt.srv.port, backend, opt.backend_port);
 	fflush(stdout);
 }
 
 int listen_here(int extra_type)
 {
-	int fd = check_port_free(opt.addr, opt.port);
+	int fd = check_port_free(opt.srv.addr, opt.srv.port);
 
 	if (!fd)
-		fd = open_listener(opt.addr, opt.port, opt.backlog, extra_type);
+		fd = open_listener(opt.srv.addr, opt.srv.port, opt.srv.backlog, extra_type);
 	if (fd < 0)
 		fprintf(stderr, "%s: cannot listen on %s port %u: %s (%s)\n",
-			prog, inet_ntoa(opt.addr), opt.port, strerror(-fd),
+			prog, inet_ntoa(opt.srv.addr), opt.srv.port, strerror(-fd),
 			bind_hint(-fd));
 	return fd;
 }
 
-int stop_signals(void)
-{
-	sigset_t mask;
-
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	return signalfd(-1, &mask, SFD_CLOEXEC);
-}
-
 void raise_nofile(void)
 {
-	struct rlimit rl = { .rlim_cur = NOFILE_WANT, .rlim_max = NOFILE_WANT };
+	struct rlimit rl;
 
-	if (setrlimit(RLIMIT_NOFILE, &rl) && !getrlimit(RLIMIT_NOFILE, &rl) &&
-	    rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	raise_nofile_limit(NOFILE_WANT, &rl);
 }
 
 void report(void)

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <netinet/in.h>
 
+#include "server.h"
+
 enum path { PATH_COPY, PATH_SPLICE, PATH_URING, PATH_SOCKMAP };
 enum { CLIENT, BACKEND };	/* a pair's two sockets, and its directions */
 
@@ -19,11 +21,9 @@ enum { CLIENT, BACKEND };	/* a pair's two sockets, and its directions */
 
 struct options {
 	enum path path;
-	struct in_addr addr;		/* where clients connect */
-	unsigned int port;
+	struct server_opts srv;		/* where clients connect: --addr, -p, -b */
 	struct in_addr backend_addr;	/* where the backend listens */
 	unsigned int backend_port;
-	int backlog;
 	size_t buffer_size;		/* one read at most; a pipe's size */
 	bool buffer_size_set;		/* given (uring's default differs) */
 	unsigned long long flow_limit;	/* sockmap: the relay's backlog */
@@ -54,9 +54,6 @@ void raise_nofile(void);
 /* The listener on --addr and --port (extra_type: SOCK_NONBLOCK or 0): its
  * fd, or -errno after saying why on stderr. */
 int listen_here(int extra_type);
-/* SIGINT and SIGTERM blocked and readable on the signalfd returned (-1,
- * errno set, on failure); SIGPIPE ignored. */
-int stop_signals(void);
 /* The io_uring path: its own loop, start to stop; the exit status. */
 int uring_main(void);
 

@@ -502,9 +502,9 @@ static int setup(void)
 	ur.listen_fd = listen_here(0);
 	if (ur.listen_fd < 0)
 		return ur.listen_fd;
-	ur.sig_fd = stop_signals();
+	ur.sig_fd = stop_signalfd(NULL, SFD_CLOEXEC);
 	if (ur.sig_fd < 0)
-		return -errno;
+		return ur.sig_fd;
 	arm_accept();
 	arm_signal();
 	return 0;

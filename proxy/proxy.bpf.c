@@ -12,6 +12,8 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "proxy.h"
+#include "counters.bpf.h"
+#include "flowctl.bpf.h"
 
 /* Set by the loader in skel->rodata before load (0: no limit). */
 const volatile __u64 flow_limit = PROXY_FLOW_LIMIT;
@@ -40,41 +42,7 @@ struct {
 	__type(value, __u64);
 } proxy_forwarded SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct proxy_counters);
-} proxy_counters SEC(".maps");
-
-/*
- * The direction's backlog against its limit, from both sockets' TCP
- * state: over it, pass; resume only at or below half of it. The limit is
- * never above half the peer's send buffer, so that whatever is redirected
- * fits in the peer's send queue at once and the peer's psock backlog never
- * waits on the far end.
- */
-static __always_inline bool backed_up(struct bpf_sock *src, struct bpf_sock *dst,
-				      bool *resume)
-{
-	struct tcp_sock *in = bpf_skc_to_tcp_sock(src);
-	struct tcp_sock *out = bpf_skc_to_tcp_sock(dst);
-	__u64 limit = flow_limit, half_sndbuf;
-	__s64 backlog;
-
-	*resume = true;
-	if (!flow_limit)
-		return false;
-	*resume = false;
-	if (!in || !out)
-		return true;
-	backlog = (__s64)(in->bytes_received - out->bytes_acked);
-	half_sndbuf = (__u32)out->inet_conn.icsk_inet.sk.sk_sndbuf / 2;
-	if (half_sndbuf < limit)
-		limit = half_sndbuf;
-	*resume = backlog <= (__s64)(limit / 2);
-	return backlog > (__s64)limit;
-}
+PERCPU_COUNTERS(proxy_counters, struct proxy_counters)
 
 SEC("sk_skb/stream_verdict")
 int proxy_verdict(struct __sk_buff *skb)
@@ -82,11 +50,11 @@ int proxy_verdict(struct __sk_buff *skb)
 	struct bpf_sock *src = NULL, *dst = NULL;
 	struct proxy_counters *c;
 	struct proxy_flow *f;
-	__u32 zero = 0, len = skb->len;
+	__u32 len = skb->len;
 	bool over = false, resume = true;
-	__u64 cookie, *fwd;
+	__u64 cookie;
 
-	c = bpf_map_lookup_elem(&proxy_counters, &zero);
+	c = counters();
 	if (!c)
 		return SK_PASS;
 	/*
@@ -120,40 +88,20 @@ int proxy_verdict(struct __sk_buff *skb)
 	}
 	src = bpf_map_lookup_elem(&proxy_socks, &cookie);
 	if (src) {
-		over = backed_up(src, dst, &resume);
+		over = flow_backed_up(src, dst, flow_limit, &resume);
 		bpf_sk_release(src);
 	}
 	bpf_sk_release(dst);
 
-	/* Back to the kernel's relay only once the process has sent on every
-	 * byte passed up to it: they are then in the peer's send queue, and
-	 * this skb goes in after them. The verdict runs for one socket at a
-	 * time (under its lock), so nothing is passed between this check and
-	 * the redirect.
-	 */
-	if (f->passing && resume) {
-		fwd = bpf_map_lookup_elem(&proxy_forwarded, &cookie);
-		if ((fwd ? *fwd : 0) == f->passed) {
-			f->passing = 0;
-			c->backpressure_off++;
-		}
-	}
-	if (!f->passing && over) {
-		f->passing = 1;
-		c->backpressure_on++;
-	}
-	if (f->passing) {
+	if (flow_hold(&f->passing, f->passed, &proxy_forwarded, &cookie, over,
+		      resume, &c->backpressure_on, &c->backpressure_off)) {
 		c->held_back_skbs++;
 		goto pass;
 	}
-	/* flags 0: out of the peer's egress. */
-	if (bpf_sk_redirect_hash(skb, &proxy_socks, &f->peer, 0) != SK_PASS) {
-		c->redirect_failures++;
-		goto pass;
-	}
-	c->redirected_skbs++;
-	c->redirected_bytes += len;
-	return SK_PASS;
+	/* Out of the peer's egress. */
+	if (flow_redirect(skb, &proxy_socks, &f->peer, &c->redirected_skbs,
+			  &c->redirected_bytes, &c->redirect_failures))
+		return SK_PASS;
 
 pass:
 	/* Never SK_DROP: TCP has acknowledged these bytes. Once anything is

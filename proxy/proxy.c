@@ -76,9 +76,8 @@
 #define TCP_STATE_ESTABLISHED 1	/* tcpi_state: include/net/tcp_states.h */
 
 struct options opt = {
-	.port = ECHOLAB_PORT,
+	.srv = { .port = ECHOLAB_PORT, .backlog = 4096, .max_backlog = 65535 },
 	.backend_port = ECHOLAB_PORT + 1,
-	.backlog = 4096,
 	.buffer_size = PROXY_BUF_DEFAULT,
 	.flow_limit = PROXY_FLOW_LIMIT,
 };
@@ -889,7 +888,7 @@ static int setup(void)
 	px.listen_fd = listen_here(SOCK_NONBLOCK);
 	if (px.listen_fd < 0)
 		return px.listen_fd;
-	px.sig_fd = stop_signals();
+	px.sig_fd = stop_signalfd(NULL, SFD_CLOEXEC);
 	px.epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (px.sig_fd < 0 || px.epfd < 0)
 		return -errno;

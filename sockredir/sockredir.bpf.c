@@ -19,6 +19,7 @@
 #include <bpf/bpf_core_read.h>
 #include "defaults.h"
 #include "sockredir.h"
+#include "counters.bpf.h"
 
 #define AF_INET 2
 
@@ -34,12 +35,7 @@ struct {
 	__type(value, __u64);
 } redir_socks SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct redir_counters);
-} redir_counters SEC(".maps");
+PERCPU_COUNTERS(redir_counters, struct redir_counters)
 
 /*
  * Ends that sent bytes through TCP once. They stay on TCP: bytes moved to
@@ -53,13 +49,6 @@ struct {
 	__type(key, int);
 	__type(value, __u32);
 } redir_on_tcp SEC(".maps");
-
-static __always_inline struct redir_counters *counters(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&redir_counters, &zero);
-}
 
 SEC("sockops")
 int redir_sockops(struct bpf_sock_ops *skops)

@@ -21,12 +21,15 @@
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "cli.h"
 #include "defaults.h"
 #include "loader.h"
 #include "sockredir.h"
 #include "sockredir.skel.h"
 
 #define PROG			"sockredir"
+
+const char *prog = PROG;	/* cli.h */
 
 static struct env {
 	int port;
@@ -73,6 +76,17 @@ static const char usage[] =
 "counters line; SIGINT/SIGTERM/SIGHUP detach, empty and remove the cgroup.\n"
 "Exit status: 0 clean stop, 1 runtime error, 2 bad arguments.\n";
 
+/* optarg as a number in [min, max] into *v; else -1 after saying that it
+ * is not @what. */
+static int number(const char *name, const char *what, unsigned long min,
+		  unsigned long max, unsigned long *v)
+{
+	if (!str_to_num(optarg, min, max, v))
+		return 0;
+	fprintf(stderr, PROG ": %s: '%s' is not %s\n", name, optarg, what);
+	return -1;
+}
+
 static int parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -84,20 +98,15 @@ static int parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	char *end;
-	long v;
+	unsigned long v;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "p:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 1 || v > 65535) {
-				fprintf(stderr, PROG ": --port: '%s' is not a port "
-					"number (1-65535)\n", optarg);
+			if (number("--port", "a port number (1-65535)", 1,
+				   65535, &v))
 				return -1;
-			}
 			env.port = v;
 			break;
 		case 'v':
@@ -110,13 +119,9 @@ static int parse_args(int argc, char **argv)
 			env.cgroup_root = optarg;
 			break;
 		case 'F':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 0 || v > (1L << 30)) {
-				fprintf(stderr, PROG ": --flow-limit: '%s' is not a "
-					"byte count (0-1073741824)\n", optarg);
+			if (number("--flow-limit", "a byte count (0-1073741824)",
+				   0, 1UL << 30, &v))
 				return -1;
-			}
 			env.flow_limit = v;
 			break;
 		case 'h':
@@ -158,39 +163,21 @@ static int check_environment(struct own_cgroup *cg)
 
 static void print_counters(struct sockredir_bpf *skel)
 {
-	int ncpus = libbpf_num_possible_cpus(), i;
-	struct redir_counters *per_cpu, sum = {};
-	__u32 zero = 0;
+	struct redir_counters sum;
 
-	if (ncpus <= 0)
+	if (loader_percpu_sum(skel->maps.redir_counters, &sum, sizeof(sum)))
 		return;
-	per_cpu = calloc(ncpus, sizeof(*per_cpu));
-	if (!per_cpu)
-		return;
-	if (!bpf_map__lookup_elem(skel->maps.redir_counters, &zero, sizeof(zero),
-				  per_cpu, ncpus * sizeof(*per_cpu), 0)) {
-		for (i = 0; i < ncpus; i++) {
-			sum.socks_added += per_cpu[i].socks_added;
-			sum.add_failures += per_cpu[i].add_failures;
-			sum.msgs_redirected += per_cpu[i].msgs_redirected;
-			sum.bytes_redirected += per_cpu[i].bytes_redirected;
-			sum.msgs_passed += per_cpu[i].msgs_passed;
-			sum.bytes_passed += per_cpu[i].bytes_passed;
-			sum.peer_full += per_cpu[i].peer_full;
-		}
-		/* One line, key=value, for people: scripts read the map (bpftool). */
-		fprintf(stderr, "counters socks_added=%llu add_failures=%llu "
-			"msgs_redirected=%llu bytes_redirected=%llu "
-			"msgs_passed=%llu bytes_passed=%llu peer_full=%llu\n",
-			(unsigned long long)sum.socks_added,
-			(unsigned long long)sum.add_failures,
-			(unsigned long long)sum.msgs_redirected,
-			(unsigned long long)sum.bytes_redirected,
-			(unsigned long long)sum.msgs_passed,
-			(unsigned long long)sum.bytes_passed,
-			(unsigned long long)sum.peer_full);
-	}
-	free(per_cpu);
+	/* One line, key=value, for people: scripts read the map (bpftool). */
+	fprintf(stderr, "counters socks_added=%llu add_failures=%llu "
+		"msgs_redirected=%llu bytes_redirected=%llu "
+		"msgs_passed=%llu bytes_passed=%llu peer_full=%llu\n",
+		(unsigned long long)sum.socks_added,
+		(unsigned long long)sum.add_failures,
+		(unsigned long long)sum.msgs_redirected,
+		(unsigned long long)sum.bytes_redirected,
+		(unsigned long long)sum.msgs_passed,
+		(unsigned long long)sum.bytes_passed,
+		(unsigned long long)sum.peer_full);
 }
 
 /* Blocks until SIGINT, SIGTERM or SIGHUP; SIGUSR1 prints the counters. */
@@ -237,41 +224,30 @@ int main(int argc, char **argv)
 	skel = sockredir_bpf__open_opts(&open_opts);
 	if (!skel) {
 		err = -errno;
-		fprintf(stderr, PROG ": opening the BPF object failed: %s (run "
-			"with -v for libbpf's log)\n", strerror(-err));
+		loader_open_failed(PROG, -err);
 		goto cleanup;
 	}
 	skel->rodata->redir_port = env.port;
 	skel->rodata->flow_limit = env.flow_limit;
 	err = sockredir_bpf__load(skel);
 	if (err) {
-		fprintf(stderr, PROG ": loading the BPF programs failed: %s; the "
-			"verifier or the kernel rejected them (run with -v for the "
-			"verifier log)\n", strerror(-err));
+		loader_load_failed(PROG, -err);
 		goto cleanup;
 	}
 
-	/* sk_msg first: a socket takes the map's programs when it is added. */
-	err = bpf_prog_attach(bpf_program__fd(skel->progs.redir_msg),
-			      bpf_map__fd(skel->maps.redir_socks),
-			      BPF_SK_MSG_VERDICT, 0);
-	if (err) {
-		err = -errno;
-		fprintf(stderr, PROG ": attaching sk_msg to the SOCKHASH failed: "
-			"%s\n", strerror(-err));
+	err = loader_attach_verdict(PROG, skel->progs.redir_msg,
+				    skel->maps.redir_socks, BPF_SK_MSG_VERDICT,
+				    "sk_msg");
+	if (err)
 		goto cleanup;
-	}
 
 	snprintf(name, sizeof(name), "echolab-bypass-%d", env.port);
 	err = cgroup_create(&cg, name);
 	if (err)
 		goto cleanup;
-	/* A link, not a plain attachment: it goes away with this process. */
-	link = bpf_program__attach_cgroup(skel->progs.redir_sockops, cg.fd);
+	link = loader_attach_sockops(PROG, skel->progs.redir_sockops, &cg);
 	if (!link) {
 		err = -errno;
-		fprintf(stderr, PROG ": attaching sock_ops to cgroup %s failed: "
-			"%s\n", cg.path, strerror(-err));
 		goto cleanup;
 	}
 

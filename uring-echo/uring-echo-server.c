@@ -80,6 +80,7 @@
 #include "cli.h"
 #include "defaults.h"
 #include "listen.h"
+#include "server.h"
 
 #ifndef IORING_RECV_MULTISHOT
 #error "liburing 2.3 or later is needed (multishot receive): install liburing-dev (make deps)"
@@ -168,10 +169,7 @@ struct worker {
 } __attribute__((aligned(8)));
 
 static struct {
-	struct in_addr addr;
-	unsigned int port;
-	unsigned int workers;
-	int backlog;
+	struct server_opts srv;		/* --addr, -p, -w, -b */
 	unsigned int buffers;		/* per ring, a power of two; 0: L2's */
 	unsigned int buffer_size;
 	unsigned int conn_buffers;	/* at most this many held per connection */
@@ -182,7 +180,9 @@ static struct {
 	unsigned int disabled;		/* features --disable switched off */
 	bool sqpoll;
 } opt = {
-	.port = ECHOLAB_PORT, .workers = 1, .backlog = 4096, .buffers = 0,
+	.srv = { .port = ECHOLAB_PORT, .workers = 1, .max_workers = MAX_WORKERS,
+		 .backlog = 4096, .max_backlog = 65535 },
+	.buffers = 0,
 	.buffer_size = 65536, .conn_buffers = 16, .ring_entries = 256,
 	.min_wait_us = 0, .min_batch = MIN_BATCH_DEFAULT,
 };
@@ -366,17 +366,54 @@ static unsigned int default_buffers(void)
 	return n < least ? least : n;
 }
 
+enum { OPT_SQPOLL = 256, OPT_BUFFERS, OPT_BUFFER_SIZE, OPT_CONN_BUFFERS,
+       OPT_BUSY_POLL, OPT_RING_ENTRIES, OPT_MIN_WAIT, OPT_MIN_BATCH,
+       OPT_DISABLE };
+
+static bool min_batch_given;
+
+/* The options of this server alone; server.c parses the shared ones. */
+static void own_option(int c, const char *arg)
+{
+	switch (c) {
+	case OPT_SQPOLL:
+		opt.sqpoll = true;
+		break;
+	case OPT_BUFFERS:
+		opt.buffers = parse_num("--buffers", arg, 1, 32768);
+		if (opt.buffers & (opt.buffers - 1))
+			usage_error("--buffers: %u is not a power of two",
+				    opt.buffers);
+		break;
+	case OPT_BUFFER_SIZE:
+		opt.buffer_size = parse_num("--buffer-size", arg, 64, 1 << 20);
+		break;
+	case OPT_CONN_BUFFERS:
+		opt.conn_buffers = parse_num("--conn-buffers", arg, 2, 32768);
+		break;
+	case OPT_BUSY_POLL:
+		opt.busy_poll_us = parse_num("--busy-poll", arg, 1,
+					     BUSY_POLL_MAX_US);
+		break;
+	case OPT_RING_ENTRIES:
+		opt.ring_entries = parse_num("--ring-entries", arg, 8, 32768);
+		break;
+	case OPT_MIN_WAIT:
+		opt.min_wait_us = parse_num("--min-wait", arg, 1, 10000);
+		break;
+	case OPT_MIN_BATCH:
+		opt.min_batch = parse_num("--min-batch", arg, 2, 4096);
+		min_batch_given = true;
+		break;
+	case OPT_DISABLE:
+		opt.disabled |= parse_features(arg);
+		break;
+	}
+}
+
 static void parse_args(int argc, char **argv)
 {
-	enum { OPT_SQPOLL = 256, OPT_BUFFERS, OPT_BUFFER_SIZE, OPT_CONN_BUFFERS,
-	       OPT_ADDR, OPT_BUSY_POLL, OPT_RING_ENTRIES, OPT_MIN_WAIT,
-	       OPT_MIN_BATCH, OPT_DISABLE };
-	bool min_batch_given = false;
-	static const struct option longopts[] = {
-		{ "addr",         required_argument, NULL, OPT_ADDR },
-		{ "port",         required_argument, NULL, 'p' },
-		{ "workers",      required_argument, NULL, 'w' },
-		{ "backlog",      required_argument, NULL, 'b' },
+	static const struct option own[] = {
 		{ "sqpoll",       no_argument,       NULL, OPT_SQPOLL },
 		{ "buffers",      required_argument, NULL, OPT_BUFFERS },
 		{ "buffer-size",  required_argument, NULL, OPT_BUFFER_SIZE },
@@ -386,83 +423,10 @@ static void parse_args(int argc, char **argv)
 		{ "min-wait",     required_argument, NULL, OPT_MIN_WAIT },
 		{ "min-batch",    required_argument, NULL, OPT_MIN_BATCH },
 		{ "disable",      required_argument, NULL, OPT_DISABLE },
-		{ "verbose",      no_argument,       NULL, 'v' },
-		{ "help",         no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
 
-	opt.addr = parse_addr("--addr", DEFAULT_ADDR);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:w:b:vh", longopts,
-				NULL)) != -1) {
-		switch (c) {
-		case OPT_ADDR:
-			opt.addr = parse_addr("--addr", optarg);
-			break;
-		case 'p':
-			opt.port = parse_num("--port", optarg, 1, 65535);
-			break;
-		case 'w':
-			opt.workers = parse_num("--workers", optarg, 1,
-						MAX_WORKERS);
-			break;
-		case 'b':
-			opt.backlog = (int)parse_num("--backlog", optarg, 1,
-						     65535);
-			break;
-		case OPT_SQPOLL:
-			opt.sqpoll = true;
-			break;
-		case OPT_BUFFERS:
-			opt.buffers = parse_num("--buffers", optarg, 1, 32768);
-			if (opt.buffers & (opt.buffers - 1))
-				usage_error("--buffers: %u is not a power of two",
-					    opt.buffers);
-			break;
-		case OPT_BUFFER_SIZE:
-			opt.buffer_size = parse_num("--buffer-size", optarg,
-						    64, 1 << 20);
-			break;
-		case OPT_CONN_BUFFERS:
-			opt.conn_buffers = parse_num("--conn-buffers", optarg,
-						     2, 32768);
-			break;
-		case OPT_BUSY_POLL:
-			opt.busy_poll_us = parse_num("--busy-poll", optarg, 1,
-						     BUSY_POLL_MAX_US);
-			break;
-		case OPT_RING_ENTRIES:
-			opt.ring_entries = parse_num("--ring-entries", optarg,
-						     8, 32768);
-			break;
-		case OPT_MIN_WAIT:
-			opt.min_wait_us = parse_num("--min-wait", optarg, 1,
-						    10000);
-			break;
-		case OPT_MIN_BATCH:
-			opt.min_batch = parse_num("--min-batch", optarg, 2,
-						  4096);
-			min_batch_given = true;
-			break;
-		case OPT_DISABLE:
-			opt.disabled |= parse_features(optarg);
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case ':':
-			usage_error("option '%s' needs a value",
-				    argv[optind - 1]);
-		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+	server_parse_args(argc, argv, &opt.srv, own, own_option, usage);
 	if (!opt.buffers)
 		opt.buffers = default_buffers();
 	if (min_batch_given && !opt.min_wait_us)
@@ -1287,11 +1251,11 @@ static int worker_setup(struct worker *w)
 		w->feats &= ~FEAT_DIRECT;
 		w->no_kernel |= FEAT_DIRECT;
 	}
-	w->listen_fd = open_listener(opt.addr, opt.port, opt.backlog, 0);
+	w->listen_fd = open_listener(opt.srv.addr, opt.srv.port, opt.srv.backlog, 0);
 	if (w->listen_fd < 0) {
 		err = w->listen_fd;
 		fprintf(stderr, "%s: worker %u: cannot listen on port %u: %s\n%s: %s\n",
-			prog, w->id, opt.port, strerror(-err), prog,
+			prog, w->id, opt.srv.port, strerror(-err), prog,
 			bind_hint(-err));
 		return err;
 	}
@@ -1359,39 +1323,15 @@ int main(int argc, char **argv)
 			   batch_waits = 0, sendmsgs = 0, recvs = 0, sends = 0,
 			   overflows = 0;
 	unsigned int i, started = 0;
-	struct rlimit rl;
 	sigset_t sigs;
-	int err, sig, status = 0;
+	int err, status = 0;
 
 	prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	parse_args(argc, argv);
-	signal(SIGPIPE, SIG_IGN);
-	/* As many connections as the hard limit allows. */
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-
-	/* Workers inherit this mask; only sigwait() below sees the signals. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-
-	err = check_port_free(opt.addr, opt.port);
-	if (err) {
-		fprintf(stderr, "%s: cannot bind %s port %u: %s\n%s: %s\n", prog,
-			inet_ntoa(opt.addr), opt.port, strerror(-err), prog,
-			bind_hint(-err));
+	if (server_prepare(&opt.srv, &sigs, &stop_fd, EFD_CLOEXEC))
 		return 1;
-	}
-	stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (stop_fd < 0) {
-		perror("eventfd");
-		return 1;
-	}
 
-	for (i = 0; i < opt.workers; i++) {
+	for (i = 0; i < opt.srv.workers; i++) {
 		struct worker *w = &workers[i];
 
 		w->id = i;
@@ -1414,14 +1354,12 @@ int main(int argc, char **argv)
 		feature_list(used, sizeof(used), workers[0].feats);
 		feature_list(lacked, sizeof(lacked), workers[0].no_kernel);
 		fprintf(stderr, "%s: listening on %s port %u (workers=%u backlog=%d buffers=%ux%u ring=%s ring_entries=%u features=%s not_in_kernel=%s min_wait_us=%u busy_poll_us=%u)\n",
-			prog, inet_ntoa(opt.addr), opt.port, opt.workers,
-			opt.backlog, opt.buffers, opt.buffer_size,
+			prog, inet_ntoa(opt.srv.addr), opt.srv.port, opt.srv.workers,
+			opt.srv.backlog, opt.buffers, opt.buffer_size,
 			workers[0].mode, opt.ring_entries, used, lacked,
 			(workers[0].feats & FEAT_MIN_WAIT) ? opt.min_wait_us : 0,
 			opt.busy_poll_us);
-		warn_if_any_addr(opt.addr);
-		sigwait(&sigs, &sig);
-		logv("%s: %s, stopping\n", prog, strsignal(sig));
+		server_wait(&opt.srv, &sigs);
 	}
 
 	eventfd_write(stop_fd, 1);

@@ -43,7 +43,6 @@
 #include <sys/epoll.h>
 #include <fcntl.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -51,6 +50,7 @@
 #include "cli.h"
 #include "defaults.h"
 #include "listen.h"
+#include "server.h"
 
 #define BUF_DEFAULT	(256 * 1024)	/* --buffer-size: a worker's read */
 #define BUF_MIN		1024
@@ -88,15 +88,15 @@ struct worker {
 };
 
 static struct {
-	struct in_addr addr;
-	unsigned int port;
-	unsigned int workers;
-	int backlog;
+	struct server_opts srv;	/* --addr, -p, -w, -b */
 	unsigned int busy_poll_us;	/* 0: sleep in epoll_wait at once */
 	size_t buffer_size;	/* one read at most; --splice: the pipe */
 	bool splice;
-} opt = { .port = ECHOLAB_PORT, .workers = 1, .backlog = 4096,
-	  .buffer_size = BUF_DEFAULT };
+} opt = {
+	.srv = { .port = ECHOLAB_PORT, .workers = 1, .max_workers = MAX_WORKERS,
+		 .backlog = 4096, .max_backlog = 65535 },
+	.buffer_size = BUF_DEFAULT,
+};
 
 static int stop_fd = -1;	/* eventfd: readable once we must stop */
 const char *prog = "user-echo-server";
@@ -132,68 +132,36 @@ static void usage(FILE *f)
 		prog, BUF_MIN, BUF_MAX, BUF_DEFAULT);
 }
 
+enum { OPT_BUSY_POLL = 256, OPT_BUFFER_SIZE, OPT_SPLICE };
+
+/* The options of this server alone; server.c parses the shared ones. */
+static void own_option(int c, const char *arg)
+{
+	switch (c) {
+	case OPT_BUSY_POLL:
+		opt.busy_poll_us = parse_num("--busy-poll", arg, 1,
+					     BUSY_POLL_MAX_US);
+		break;
+	case OPT_BUFFER_SIZE:
+		opt.buffer_size = parse_num("--buffer-size", arg, BUF_MIN,
+					    BUF_MAX);
+		break;
+	case OPT_SPLICE:
+		opt.splice = true;
+		break;
+	}
+}
+
 static void parse_args(int argc, char **argv)
 {
-	enum { OPT_ADDR = 256, OPT_BUSY_POLL, OPT_BUFFER_SIZE, OPT_SPLICE };
-	static const struct option longopts[] = {
-		{ "addr",    required_argument, NULL, OPT_ADDR },
+	static const struct option own[] = {
 		{ "busy-poll", required_argument, NULL, OPT_BUSY_POLL },
 		{ "buffer-size", required_argument, NULL, OPT_BUFFER_SIZE },
 		{ "splice",  no_argument,       NULL, OPT_SPLICE },
-		{ "port",    required_argument, NULL, 'p' },
-		{ "workers", required_argument, NULL, 'w' },
-		{ "backlog", required_argument, NULL, 'b' },
-		{ "verbose", no_argument,       NULL, 'v' },
-		{ "help",    no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
 
-	opt.addr = parse_addr("--addr", DEFAULT_ADDR);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:w:b:vh", longopts,
-				NULL)) != -1) {
-		switch (c) {
-		case OPT_ADDR:
-			opt.addr = parse_addr("--addr", optarg);
-			break;
-		case 'p':
-			opt.port = parse_num("--port", optarg, 1, 65535);
-			break;
-		case 'w':
-			opt.workers = parse_num("--workers", optarg, 1,
-						MAX_WORKERS);
-			break;
-		case 'b':
-			opt.backlog = (int)parse_num("--backlog", optarg, 1,
-						     65535);
-			break;
-		case OPT_BUSY_POLL:
-			opt.busy_poll_us = parse_num("--busy-poll", optarg, 1,
-						     BUSY_POLL_MAX_US);
-			break;
-		case OPT_BUFFER_SIZE:
-			opt.buffer_size = parse_num("--buffer-size", optarg,
-						    BUF_MIN, BUF_MAX);
-			break;
-		case OPT_SPLICE:
-			opt.splice = true;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case ':':
-			usage_error("option '%s' needs a value",
-				    argv[optind - 1]);
-		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+	server_parse_args(argc, argv, &opt.srv, own, own_option, usage);
 }
 
 /* Closes the socket (which also leaves the epoll set), its pipe, its
@@ -574,17 +542,6 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* As many connections as the descriptor limit allows: the hard limit. */
-static void raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 /* Registers the listener (data.ptr NULL) and the stop eventfd. */
 static int worker_setup(struct worker *w)
 {
@@ -616,41 +573,22 @@ int main(int argc, char **argv)
 	unsigned long long empty_polls = 0;
 	unsigned int i, started = 0;
 	sigset_t sigs;
-	int err, sig, status = 0;
+	int err, status = 0;
 
 	prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	parse_args(argc, argv);
-	signal(SIGPIPE, SIG_IGN);
-	raise_nofile();
-
-	/* Workers inherit this mask; only sigwait() below sees the signals. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-
-	err = check_port_free(opt.addr, opt.port);
-	if (err) {
-		fprintf(stderr, "%s: cannot bind %s port %u: %s\n%s: %s\n", prog,
-			inet_ntoa(opt.addr), opt.port, strerror(-err), prog,
-			bind_hint(-err));
+	if (server_prepare(&opt.srv, &sigs, &stop_fd, EFD_CLOEXEC | EFD_NONBLOCK))
 		return 1;
-	}
-	stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (stop_fd < 0) {
-		perror("eventfd");
-		return 1;
-	}
 
-	for (i = 0; i < opt.workers; i++) {
+	for (i = 0; i < opt.srv.workers; i++) {
 		struct worker *w = &workers[i];
 
 		w->id = i;
-		w->listen_fd = open_listener(opt.addr, opt.port, opt.backlog,
+		w->listen_fd = open_listener(opt.srv.addr, opt.srv.port, opt.srv.backlog,
 					     SOCK_NONBLOCK);
 		if (w->listen_fd < 0) {
 			fprintf(stderr, "%s: worker %u: cannot listen on port %u: %s\n%s: %s\n",
-				prog, i, opt.port, strerror(-w->listen_fd),
+				prog, i, opt.srv.port, strerror(-w->listen_fd),
 				prog, bind_hint(-w->listen_fd));
 			status = 1;
 			break;
@@ -670,12 +608,10 @@ int main(int argc, char **argv)
 
 	if (!status) {
 		fprintf(stderr, "%s: listening on %s port %u (workers=%u backlog=%d busy_poll_us=%u buffer_size=%zu echo=%s)\n",
-			prog, inet_ntoa(opt.addr), opt.port, opt.workers,
-			opt.backlog, opt.busy_poll_us, opt.buffer_size,
+			prog, inet_ntoa(opt.srv.addr), opt.srv.port, opt.srv.workers,
+			opt.srv.backlog, opt.busy_poll_us, opt.buffer_size,
 			opt.splice ? "splice" : "copy");
-		warn_if_any_addr(opt.addr);
-		sigwait(&sigs, &sig);
-		logv("%s: %s, stopping\n", prog, strsignal(sig));
+		server_wait(&opt.srv, &sigs);
 	}
 
 	eventfd_write(stop_fd, 1);
