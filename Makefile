@@ -118,11 +118,33 @@ VM_ONCE_TESTS := tests/vm-run.t tests/vm-netem.t
 VM_FTRACE_LATER := $(shell bash tests/vm-ftrace.t --list 2>/dev/null | grep -vx profile-vm | paste -sd, -)
 VM_LATER := $(patsubst tests/%.t,%,$(filter-out $(VM_ONCE_TESTS) tests/vm-uring.t tests/vm-ftrace.t,$(VM_TESTS))) \
 	vm-uring:contract vm-ftrace:$(VM_FTRACE_LATER)
-guest_tests = { files="$(VM_TESTS)"; later=; for k in $(KERNELS); do \
+# guest_tests FIRST: the guest tests on each of KERNELS, on the first
+# those FIRST names (TESTS's syntax; empty: every case of every file).
+guest_tests = { files="$(VM_TESTS)"; later="$(1)"; for k in $(KERNELS); do \
 		echo "== the guest tests on kernel $$k: $${later:-$$files}"; \
 		TESTS="$${TESTS:-$$later}" ECHOLAB_KERNEL=$$k ./tests/prove.sh $$files || rc=1; \
 		files="$(filter-out $(VM_ONCE_TESTS),$(VM_TESTS))"; later="$(VM_LATER)"; \
 	done; }
+
+# The sweeps: measurements repeated until they say something (a knee
+# searched three times, a server judged against itself seven times, the
+# equal loads' three rates, a latency curve), run by make sweeps and not
+# by check-all: long sweeps are benchmarks that commit results, not
+# tests (the developers' guide). TESTS's syntax.
+SWEEPS := knee:known compare:verdict,equal curve:curve
+# Guest cases check-all leaves to vm-check: vm-netem.t's two variants
+# whose bytes take another variant's path (the file says which).
+VM_ONLY := vm-netem:same-path-sizes,same-path-50x4
+comma := ,
+# left_out NAME: the cases SWEEPS and VM_ONLY name of tests/NAME.t.
+left_out = $(subst $(comma), ,$(patsubst $(1):%,%,$(filter $(1):%,$(SWEEPS) $(VM_ONLY))))
+# all_entry NAME: check-all's TESTS= entry for tests/NAME.t: the file
+# whole, or its cases but those left out (its --list, in its order).
+all_entry = $(if $(call left_out,$(1)),$(1):$(shell bash tests/$(1).t --list | \
+	grep -vxF $(foreach c,$(call left_out,$(1)),-e $(c)) | paste -sd, -),$(1))
+all_entries = $(foreach f,$(1),$(call all_entry,$(basename $(notdir $(f)))))
+NATIVE_ALL = $(call all_entries,$(NATIVE_TESTS))
+VM_ALL = $(call all_entries,$(VM_TESTS))
 
 check:
 	$(need_root)
@@ -136,8 +158,14 @@ check-all:
 	$(MAKE) deps
 	$(MAKE) all tests
 	$(MAKE) lint
-	rc=0; ./tests/prove.sh $(NATIVE_TESTS) || rc=1; \
-	[ -n "$$TESTS" ] || $(guest_tests); exit $$rc
+	rc=0; TESTS="$${TESTS:-$(NATIVE_ALL)}" ./tests/prove.sh || rc=1; \
+	[ -n "$$TESTS" ] || $(call guest_tests,$(VM_ALL)); exit $$rc
+
+# The sweeps alone (SWEEPS above); with TESTS, what it names.
+sweeps:
+	$(need_root)
+	$(MAKE) all tests
+	TESTS="$${TESTS:-$(SWEEPS)}" ./tests/prove.sh
 
 test-unit: bench analysis tests
 	./tests/prove.sh $(UNIT_TESTS)
@@ -153,7 +181,7 @@ lint:
 vm-check:
 	$(need_root)
 	$(MAKE) all tests
-	rc=0; $(guest_tests); exit $$rc
+	rc=0; $(call guest_tests,); exit $$rc
 
 RUNS ?= 20
 soak: all
@@ -181,5 +209,5 @@ clean:
 	$(MAKE) -C ftrace clean
 	$(MAKE) -C tests clean
 
-.PHONY: all bench analysis $(SERVERS) $(FRONTS) ftrace deps tests check check-all test-unit vm-check soak lint \
-	plots clean
+.PHONY: all bench analysis $(SERVERS) $(FRONTS) ftrace deps tests check check-all sweeps test-unit vm-check soak \
+	lint plots clean
