@@ -7,9 +7,14 @@
 #   sudo make check      the fast tier, what to run after cloning: deps, the
 #                        build, then the cases FAST names below (README: how
 #                        long on a fresh machine)
-#   sudo make check-all  everything: deps, lint, every case of every native
-#                        test (scale, faults, soak too), then the guest tests
-#                        on each guest kernel. CI runs it
+#   sudo make check-all  what CI runs: deps, lint, every case of every native
+#                        test (scale, faults, soak too) but the sweeps, then
+#                        the guest tests on each guest kernel but VM_ONLY's
+#                        cases (below)
+#   sudo make sweeps     the sweeps (SWEEPS below: the knee searched three
+#                        times, compare's verdict on user against itself and
+#                        its equal loads, a latency curve): measurements
+#                        long enough to be benchmarks, not in check-all
 #   make test-unit       the tests that need neither root nor a server
 #   make plots           redraw the newest results (RESULTS=dir; METRIC=rtt
 #                        for the client-side times) from their raw files
@@ -17,13 +22,17 @@
 #                        (RUNS=N; kecho in the guest): results/DATE-soak-PLACE
 #   sudo make vm-check   the tests that run in the qemu guest (kecho, sockmap,
 #                        netem, ftrace), once per guest kernel: KERNELS="6.1
-#                        6.12" (the default); check-all runs them too
+#                        6.12" (the default); check-all runs them too, but
+#                        for VM_ONLY's cases
 #   make lint            shellcheck on the scripts, checkpatch.pl on kecho
 #   make hooks           use the repository's commit-msg hook (hooks/) in this clone
 #   make clean           remove what the build made
 #
-# TESTS picks test files and cases by name, as kselftest does, for check
-# and check-all: TESTS="contract user" runs tests/contract.t and
+# Every case runs in check-all, make sweeps or make vm-check (docs/testing.md:
+# which where, and how long each takes).
+#
+# TESTS picks test files and cases by name, as kselftest does, for check,
+# check-all and sweeps: TESTS="contract user" runs tests/contract.t and
 # tests/user.t (any file of tests/, the slow ones too); TESTS=contract:uring
 # runs the uring variant of the contract only, TESTS=contract:kecho its
 # three kecho variants (one guest boot); TESTS=user:interrupted,emfile two
@@ -93,9 +102,10 @@ UNIT_TESTS := $(wildcard tests/stats.t tests/interval.t tests/summarize.t tests/
 # ftrace at the small sizes they use. What it leaves is check-all's: the
 # slow files (10,000 connections, crowds of misbehaving clients, a soak,
 # never-reading clients: minutes each), the contract on user -w 2 and
-# kecho's other two modes, the proxy's other paths, compare's repeated
-# verdicts, placements and sweeps, the latency curves, the three commands
-# users type end to end, and the perf profiles.
+# kecho's other two modes, the proxy's other paths, compare's placements
+# and sweeps, the client-limited curve, the three commands users type end
+# to end, and the perf profiles; and make sweeps' (SWEEPS below): compare's
+# repeated verdicts and equal loads, the latency curve, the knee searched.
 FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho run \
 	sockmap uring user window \
 	contract:user,uring,ebpf,kecho-unbound \
@@ -114,8 +124,12 @@ FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho ru
 # 195 s a kernel, 2026-11-26).
 # vm-ftrace.t's profile-vm (kecho profiled by perf in the guest, 100 s a
 # kernel) checks profile.sh's guest path, not the kernel: the first only.
+# So does its trace-vm (a guest boot of its own): it checks that trace.sh
+# --vm takes bench's flags into the guest and brings the digest back;
+# trace.sh kecho on the kernel itself is the guest's own trace case, on
+# every kernel.
 VM_ONCE_TESTS := tests/vm-run.t tests/vm-netem.t
-VM_FTRACE_LATER := $(shell bash tests/vm-ftrace.t --list 2>/dev/null | grep -vx profile-vm | paste -sd, -)
+VM_FTRACE_LATER := $(shell bash tests/vm-ftrace.t --list 2>/dev/null | grep -vx -e profile-vm -e trace-vm | paste -sd, -)
 VM_LATER := $(patsubst tests/%.t,%,$(filter-out $(VM_ONCE_TESTS) tests/vm-uring.t tests/vm-ftrace.t,$(VM_TESTS))) \
 	vm-uring:contract vm-ftrace:$(VM_FTRACE_LATER)
 # guest_tests FIRST: the guest tests on each of KERNELS, on the first
