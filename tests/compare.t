@@ -405,10 +405,7 @@ test_equal() {
 # --sizes: a comparison per size, and the table across them.
 test_sizes() {
 	local dir=$TMP/sizes out rc s rows
-	# One run each: what is checked is the comparison per size and the
-	# table across them, not a verdict (three runs each until
-	# 2026-11-28: 12 runs, where 4 check the same).
-	out=$(bounded 600 "$RUN" compare --servers user,ebpf --sizes 64,4096 --rates 2000 --repeat 1 \
+	out=$(bounded 600 "$RUN" compare --servers user,ebpf --sizes 64,4096 --rates 2000 --repeat 3 \
 		--workload load -c 4 -d 1 --out "$dir" 2>&1)
 	rc=$?
 	is "$rc" 0 "compare --sizes 64,4096 exits 0"
