@@ -12,8 +12,8 @@
 #                        the guest tests on each guest kernel but VM_ONLY's
 #                        cases (below)
 #   sudo make sweeps     the sweeps (SWEEPS below: the knee searched three
-#                        times, compare's verdict on user against itself and
-#                        its equal loads, a latency curve): measurements
+#                        times, compare's verdict on user against itself, its
+#                        equal loads and sizes, a latency curve): measurements
 #                        long enough to be benchmarks, not in check-all
 #   make test-unit       the tests that need neither root nor a server
 #   make plots           redraw the newest results (RESULTS=dir; METRIC=rtt
@@ -105,7 +105,8 @@ UNIT_TESTS := $(wildcard tests/stats.t tests/interval.t tests/summarize.t tests/
 # kecho's other two modes, the proxy's other paths, compare's placements
 # and sweeps, the client-limited curve, the three commands users type end
 # to end, and the perf profiles; and make sweeps' (SWEEPS below): compare's
-# repeated verdicts and equal loads, the latency curve, the knee searched.
+# repeated verdicts, equal loads and sizes, the latency curve, the knee
+# searched.
 FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho run \
 	sockmap uring user window \
 	contract:user,uring,ebpf,kecho-unbound \
@@ -142,10 +143,10 @@ guest_tests = { files="$(VM_TESTS)"; later="$(1)"; for k in $(KERNELS); do \
 
 # The sweeps: measurements repeated until they say something (a knee
 # searched three times, a server judged against itself seven times, the
-# equal loads' three rates, a latency curve), run by make sweeps and not
-# by check-all: long sweeps are benchmarks that commit results, not
-# tests (the developers' guide). TESTS's syntax.
-SWEEPS := knee:known compare:verdict,equal curve:curve
+# equal loads' three rates, two sizes, a latency curve), run by make
+# sweeps and not by check-all: long sweeps are benchmarks that commit
+# results, not tests (the developers' guide). TESTS's syntax.
+SWEEPS := knee:known compare:verdict,equal,sizes curve:curve
 # Guest cases check-all leaves to vm-check: vm-netem.t's two variants
 # whose bytes take another variant's path (the file says which).
 VM_ONLY := vm-netem:same-path-sizes,same-path-50x4

@@ -18,7 +18,9 @@
 # with 10 ms (20 ms a round trip) a 1 MiB echo took seconds, and the
 # sizes case 254 s of the file's 346 (2026-11-26); at 2 ms the file took
 # 265 s, and 267 with one round as well (CI's rehearsal): the rest is
-# not the bytes' time.
+# not the bytes' time. The sizes are 1 B and 1 MiB: a 1 MiB echo's first
+# 64 KiB are a 64 KiB echo's bytes, under the same loss (64 KiB as well
+# until 2026-11-28: a third of the sizes case's runs).
 #
 # The bound the loss justifies: bench's timeout (-T) must outlast the
 # retransmissions a loss rate makes likely. A handshake attempt fails when
@@ -39,7 +41,7 @@
 #
 # Cases:
 #   native   natively (no sch_netem on this kernel): refused, --vm named
-#   sizes    1 B, 64 KiB and 1 MiB echoed by every variant
+#   sizes    1 B and 1 MiB echoed by every variant
 #   50x4     50 clients x 4 rounds, none failed
 #   same-path-sizes, same-path-50x4   the two for user-w2 and kecho-bound
 #            (below: make vm-check runs them, check-all does not)
@@ -142,9 +144,9 @@ test_native() {
 	fi
 }
 
-test_sizes() { netem_run "$NETEM" 2 "$variant_labels" --sweep size=1,65536,1048576 -t 2 -r 1; }
+test_sizes() { netem_run "$NETEM" 2 "$variant_labels" --sweep size=1,1048576 -t 2 -r 1; }
 test_50x4() { netem_run "$NETEM" 200 "$variant_labels" -t 50 -r 4; }
-test_same_path_sizes() { netem_run "$NETEM" 2 "$same_path_labels" --sweep size=1,65536,1048576 -t 2 -r 1; }
+test_same_path_sizes() { netem_run "$NETEM" 2 "$same_path_labels" --sweep size=1,1048576 -t 2 -r 1; }
 test_same_path_50x4() { netem_run "$NETEM" 200 "$same_path_labels" -t 50 -r 4; }
 
 run_tests
