@@ -9,9 +9,14 @@
 #   sudo make check      the fast tier, what to run after cloning: deps, the
 #                        build, then the cases FAST names below (README: how
 #                        long on a fresh machine)
-#   sudo make check-all  everything: deps, lint, every case of every native
-#                        test (scale, faults, soak too), then the guest tests
-#                        on each guest kernel. CI runs it
+#   sudo make check-all  what CI runs: deps, lint, every case of every native
+#                        test (scale, faults, soak too) but the sweeps, then
+#                        the guest tests on each guest kernel but VM_ONLY's
+#                        cases (below)
+#   sudo make sweeps     the sweeps (SWEEPS below: the knee searched three
+#                        times, compare's verdict on user against itself, its
+#                        equal loads and sizes, a latency curve): measurements
+#                        long enough to be benchmarks, not in check-all
 #   make test-unit       the tests that need neither root nor a server
 #   make plots           redraw the newest results (RESULTS=dir; METRIC=rtt
 #                        for the client-side times) from their raw files
@@ -19,13 +24,17 @@
 #                        (RUNS=N; kecho in the guest): results/DATE-soak-PLACE
 #   sudo make vm-check   the tests that run in the qemu guest (kecho, sockmap,
 #                        netem, ftrace), once per guest kernel: KERNELS="6.1
-#                        6.12" (the default); check-all runs them too
+#                        6.12" (the default); check-all runs them too, but
+#                        for VM_ONLY's cases
 #   make lint            shellcheck on the scripts, checkpatch.pl on kecho
 #   make hooks           use the repository's commit-msg hook (hooks/) in this clone
 #   make clean           remove what the build made
 #
-# TESTS picks test files and cases by name, as kselftest does, for check
-# and check-all: TESTS="contract user" runs tests/contract.t and
+# Every case runs in check-all, make sweeps or make vm-check (docs/testing.md:
+# which where, and how long each takes).
+#
+# TESTS picks test files and cases by name, as kselftest does, for check,
+# check-all and sweeps: TESTS="contract user" runs tests/contract.t and
 # tests/user.t (any file of tests/, the slow ones too); TESTS=contract:uring
 # runs the uring variant of the contract only, TESTS=contract:kecho its
 # three kecho variants (one guest boot); TESTS=user:interrupted,emfile two
@@ -95,9 +104,11 @@ UNIT_TESTS := $(wildcard tests/stats.t tests/interval.t tests/summarize.t tests/
 # ftrace at the small sizes they use. What it leaves is check-all's: the
 # slow files (10,000 connections, crowds of misbehaving clients, a soak,
 # never-reading clients: minutes each), the contract on user -w 2 and
-# kecho's other two modes, the proxy's other paths, compare's repeated
-# verdicts, placements and sweeps, the latency curves, the three commands
-# users type end to end, and the perf profiles.
+# kecho's other two modes, the proxy's other paths, compare's placements
+# and sweeps, the client-limited curve, the three commands users type end
+# to end, and the perf profiles; and make sweeps' (SWEEPS below): compare's
+# repeated verdicts, equal loads and sizes, the latency curve, the knee
+# searched.
 FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho run \
 	sockmap uring user window \
 	contract:user,uring,ebpf,kecho-unbound \
@@ -116,15 +127,41 @@ FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho ru
 # 195 s a kernel, 2026-11-26).
 # vm-ftrace.t's profile-vm (kecho profiled by perf in the guest, 100 s a
 # kernel) checks profile.sh's guest path, not the kernel: the first only.
+# So does its trace-vm (a guest boot of its own): it checks that trace.sh
+# --vm takes bench's flags into the guest and brings the digest back;
+# trace.sh kecho on the kernel itself is the guest's own trace case, on
+# every kernel.
 VM_ONCE_TESTS := tests/vm-run.t tests/vm-netem.t
-VM_FTRACE_LATER := $(shell bash tests/vm-ftrace.t --list 2>/dev/null | grep -vx profile-vm | paste -sd, -)
+VM_FTRACE_LATER := $(shell bash tests/vm-ftrace.t --list 2>/dev/null | grep -vx -e profile-vm -e trace-vm | paste -sd, -)
 VM_LATER := $(patsubst tests/%.t,%,$(filter-out $(VM_ONCE_TESTS) tests/vm-uring.t tests/vm-ftrace.t,$(VM_TESTS))) \
 	vm-uring:contract vm-ftrace:$(VM_FTRACE_LATER)
-guest_tests = { files="$(VM_TESTS)"; later=; for k in $(KERNELS); do \
+# guest_tests FIRST: the guest tests on each of KERNELS, on the first
+# those FIRST names (TESTS's syntax; empty: every case of every file).
+guest_tests = { files="$(VM_TESTS)"; later="$(1)"; for k in $(KERNELS); do \
 		echo "== the guest tests on kernel $$k: $${later:-$$files}"; \
 		TESTS="$${TESTS:-$$later}" ECHOLAB_KERNEL=$$k ./tests/prove.sh $$files || rc=1; \
 		files="$(filter-out $(VM_ONCE_TESTS),$(VM_TESTS))"; later="$(VM_LATER)"; \
 	done; }
+
+# The sweeps: measurements repeated until they say something (a knee
+# searched three times, a server judged against itself seven times, the
+# equal loads' three rates, two sizes, a latency curve), run by make
+# sweeps and not by check-all: long sweeps are benchmarks that commit
+# results, not tests (the developers' guide). TESTS's syntax.
+SWEEPS := knee:known compare:verdict,equal,sizes curve:curve
+# Guest cases check-all leaves to vm-check: vm-netem.t's two variants
+# whose bytes take another variant's path (the file says which).
+VM_ONLY := vm-netem:same-path-sizes,same-path-50x4
+comma := ,
+# left_out NAME: the cases SWEEPS and VM_ONLY name of tests/NAME.t.
+left_out = $(subst $(comma), ,$(patsubst $(1):%,%,$(filter $(1):%,$(SWEEPS) $(VM_ONLY))))
+# all_entry NAME: check-all's TESTS= entry for tests/NAME.t: the file
+# whole, or its cases but those left out (its --list, in its order).
+all_entry = $(if $(call left_out,$(1)),$(1):$(shell bash tests/$(1).t --list | \
+	grep -vxF $(foreach c,$(call left_out,$(1)),-e $(c)) | paste -sd, -),$(1))
+all_entries = $(foreach f,$(1),$(call all_entry,$(basename $(notdir $(f)))))
+NATIVE_ALL = $(call all_entries,$(NATIVE_TESTS))
+VM_ALL = $(call all_entries,$(VM_TESTS))
 
 check:
 	$(need_root)
@@ -138,8 +175,14 @@ check-all:
 	$(MAKE) deps
 	$(MAKE) all tests
 	$(MAKE) lint
-	rc=0; ./tests/prove.sh $(NATIVE_TESTS) || rc=1; \
-	[ -n "$$TESTS" ] || $(guest_tests); exit $$rc
+	rc=0; TESTS="$${TESTS:-$(NATIVE_ALL)}" ./tests/prove.sh || rc=1; \
+	[ -n "$$TESTS" ] || $(call guest_tests,$(VM_ALL)); exit $$rc
+
+# The sweeps alone (SWEEPS above); with TESTS, what it names.
+sweeps:
+	$(need_root)
+	$(MAKE) all tests
+	TESTS="$${TESTS:-$(SWEEPS)}" ./tests/prove.sh
 
 test-unit: bench analysis tests
 	./tests/prove.sh $(UNIT_TESTS)
@@ -155,7 +198,7 @@ lint:
 vm-check:
 	$(need_root)
 	$(MAKE) all tests
-	rc=0; $(guest_tests); exit $$rc
+	rc=0; $(call guest_tests,); exit $$rc
 
 RUNS ?= 20
 soak: all
@@ -183,5 +226,5 @@ clean:
 	$(MAKE) -C ftrace clean
 	$(MAKE) -C tests clean
 
-.PHONY: all bench analysis $(SERVERS) $(FRONTS) ftrace deps tests check check-all test-unit vm-check soak lint \
-	plots clean
+.PHONY: all bench analysis $(SERVERS) $(FRONTS) ftrace deps tests check check-all sweeps test-unit vm-check soak \
+	lint plots clean

@@ -47,7 +47,7 @@ kernel's slab. A server passes when no run failed and nothing grew from
 run 1 to the last: descriptors, connections and entries not at all, RSS
 and slab by at most $SOAK_DRIFT_PCT%. Exit status 1 when a server failed.
 
-  --runs N    runs per server (default 20; CI's short form: 3)
+  --runs N    runs per server (default 20; CI's short form: 2)
   --vm        every server in the qemu guest (kecho goes there anyway
               where this kernel cannot load modules); with --kernel
               VERSION (run.sh's), the guest's kernel

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# run.sh soak, the short form (3 runs of bench -t 1000 -r 10 per variant,
+# run.sh soak, the short form (2 runs of bench -t 1000 -r 10 per variant,
 # kecho's in the guest where modules do not load): no run fails and
-# nothing the server holds grows. Then the verdict itself, on doctored
-# copies of the record: each kind of growth is caught.
+# nothing the server holds grows from the first run to the second (3
+# runs until 2026-11-28: a descriptor or connection kept shows after one
+# more run as after two, and kecho's runs in the guest took most of the
+# file's 91 s; make soak's 20 runs are where slow growth shows). Then
+# the verdict itself, on doctored copies of the record: each kind of
+# growth is caught.
 #
-#   soak     run.sh soak --runs 3 exits 0 and names its directory; every
+#   soak     run.sh soak --runs 2 exits 0 and names its directory; every
 #            variant (the bypass's included) has its runs, none failed,
 #            nothing grew
 #   verdict  run.sh soak --verdict on copies of that record whose last
@@ -24,7 +28,7 @@ root_or_bail_out
 
 TMP=$(mktemp -d)
 trap 'stop_all; rm -rf "$TMP"' EXIT
-RUNS=3
+RUNS=2
 
 # soak_record: run.sh soak --runs $RUNS into $TMP/soak, once; its output
 # in $TMP/soak.out, its exit status in $TMP/soak.rc.
