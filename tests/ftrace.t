@@ -181,18 +181,21 @@ test_profile() {
 	tsv=$OUT/prof/profile.tsv
 	# Other processes on the server's CPU (a busy box) take samples from
 	# every share alike, and their kinds are other's: a run where they
-	# took over 10% is left out and made again, once, and the process
-	# shares checked are of what they left (mine, below). So is a run
-	# refused for too few samples: the host stole the CPU (PLATFORM.md).
-	for try in 1 2; do
+	# took over 10% is left out and made again, twice at most, and the
+	# process shares checked are of what they left (mine, below). So is
+	# a run refused for too few samples: the host stole the CPU
+	# (PLATFORM.md). (Here, beside other agents' lints, 91.8% and 97.8%
+	# of CPU 0 were taken in first runs; a second run of the latter
+	# still had user's kinds 44.5% other.)
+	for try in 1 2 3; do
 		rm -rf "$OUT/prof"
 		out=$(bounded 180 "$FT/profile.sh" --seconds 2 --out "$OUT/prof" user ebpf 2>&1)
 		rc=$?
 		taken=$(awk -F'\t' '$2 == "process" && ($3 == "other" || $3 == "client") { o[$1] += $4 }
 			END { for (s in o) if (o[s] > m) m = o[s]; printf "%.1f", m }' "$tsv" 2>/dev/null)
-		if ((try == 1 && rc == 1)) && [[ $out == *"'s profile holds "* ]]; then
+		if ((try < 3 && rc == 1)) && [[ $out == *"'s profile holds "* ]]; then
 			diag "profile: left out, run again: $(grep refused <<<"$out")"
-		elif ((try == 1 && rc == 0)) && awk -v t="${taken:-0}" 'BEGIN { exit !(t > 10) }'; then
+		elif ((try < 3 && rc == 0)) && awk -v t="${taken:-0}" 'BEGIN { exit !(t > 10) }'; then
 			diag "profile: other processes took ${taken}% of a server's CPU: left out, run again"
 		else
 			break
