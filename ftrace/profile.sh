@@ -150,6 +150,33 @@ sample() {
 		{ wait "$CPID" || true; die "$1: perf record failed: $(tail -n 2 "$tmp/$1.perf.err")"; }
 }
 
+# named_threads: perf report --sort pid's rows ("PCT TID:COMM") as "PCT
+# COMM", a thread perf could not name named from /proc. A kthread born
+# while perf records has no COMM event (the kernel names it in the clone
+# itself: on 6.18, a jbd2 thread mounted during a recording read
+# kthreadd), so perf calls it after its parent, kthreadd, or ":TID" where
+# the fork was on a CPU not sampled. A kworker that a busy pool adds
+# mid-run, which then runs most work items (a pool wakes its newest idle
+# worker first), was so counted as other. A kworker lives on for minutes
+# after its last work item: /proc still has it here.
+named_threads() {
+	awk '{
+		pct = $1
+		t = $0
+		sub(/^[ \t]*[^ \t]+[ \t]+/, "", t)
+		sub(/[ \t]+$/, "", t)
+		tid = t
+		sub(/:.*/, "", tid)
+		comm = substr(t, length(tid) + 2)
+		if (comm == "kthreadd" || comm == ":" tid) {
+			f = "/proc/" tid "/comm"
+			if ((getline c <f) > 0) comm = c
+			close(f)
+		}
+		print pct "\t" comm
+	}'
+}
+
 # own_binary SERVER|VARIANT: the program whose code is the "server's own"
 # on the CPUs sampled: the server's, or its relay's when a front relays
 # (user-proxy-sockmap: the proxy, on the server's CPUs, its backend not).
@@ -185,7 +212,7 @@ analyse() {
 	((${samples:-0} * 10 >= expected * 9)) ||
 		die "refused: $s's profile holds ${samples:-0} samples of the $expected expected (${SECONDS_SAMPLED} s x $FREQ Hz x $ncpus CPUs): its shares would not be of the CPUs' time"
 	"$PERF" report -i "$DATA" --children --sort sym --stdio -g none 2>/dev/null | grep '%' >"$out/$s-profile.txt"
-	"$PERF" report -i "$DATA" --no-children --sort comm --stdio -g none 2>/dev/null | grep '%' >"$tmp/$s.comm"
+	"$PERF" report -i "$DATA" --no-children --sort pid --stdio -g none 2>/dev/null | grep '%' | named_threads >"$tmp/$s.comm"
 	"$PERF" script -i "$DATA" -F comm,ip,sym,dso 2>/dev/null |
 		awk -v server="$bin" -f "$ECHOLAB_ROOT/ftrace/kinds.awk" >"$tmp/$s.kinds"
 	flame "$s"

@@ -173,34 +173,84 @@ test_percall() {
 	is "$state" "$before"$'\n'"no server is running" "percall/refused: tracefs as found, no server"
 }
 
+# profile.sh: a sampling profile of the server's CPU in the default
+# placement (user and ebpf, 2 s each, into $OUT/prof), then its refusals
+# and --running.
 test_profile() {
-	local out tsv s sum rc
-	# profile.sh: a sampling profile of the server's CPU in the default
-	# placement. Its process split is exclusive (sums to 100%); user's
-	# echo is syscalls, ebpf's the psock backlog in kworkers.
-	out=$(bounded 180 "$FT/profile.sh" --seconds 2 --out "$OUT/prof" user ebpf 2>&1)
-	ok $? "profile: exits 0"
+	local out tsv rc try taken
 	tsv=$OUT/prof/profile.tsv
+	# Other processes on the server's CPU (a busy box) take samples from
+	# every share alike, and their kinds are other's: a run where they
+	# took over 10% is left out and made again, twice at most, and the
+	# process shares checked are of what they left (mine, below). So is
+	# a run refused for too few samples: the host stole the CPU
+	# (PLATFORM.md). (Here, beside other agents' lints, 91.8% and 97.8%
+	# of CPU 0 were taken in first runs; a second run of the latter
+	# still had user's kinds 44.5% other.)
+	for try in 1 2 3; do
+		rm -rf "$OUT/prof"
+		out=$(bounded 180 "$FT/profile.sh" --seconds 2 --out "$OUT/prof" user ebpf 2>&1)
+		rc=$?
+		taken=$(awk -F'\t' '$2 == "process" && ($3 == "other" || $3 == "client") { o[$1] += $4 }
+			END { for (s in o) if (o[s] > m) m = o[s]; printf "%.1f", m }' "$tsv" 2>/dev/null)
+		if ((try < 3 && rc == 1)) && [[ $out == *"'s profile holds "* ]]; then
+			diag "profile: left out, run again: $(grep refused <<<"$out")"
+		elif ((try < 3 && rc == 0)) && awk -v t="${taken:-0}" 'BEGIN { exit !(t > 10) }'; then
+			diag "profile: other processes took ${taken}% of a server's CPU: left out, run again"
+		else
+			break
+		fi
+	done
+	ok "$rc" "profile: exits 0"
+	profile_processes
+	profile_kinds
+	profile_refused
+	profile_running
+}
+
+# profile_processes: tsv's process split (exclusive, sums to 100%) and
+# paths: user's echo is syscalls, ebpf's the psock backlog in kworkers.
+profile_processes() {
+	local s sum
 	for s in user ebpf; do
 		sum=$(awk -F'\t' -v s="$s" '$1 == s && $2 == "process" { t += $4 } END { printf "%.1f", t }' "$tsv" 2>/dev/null)
 		awk -v t="${sum:-0}" 'BEGIN { exit !(t >= 99 && t <= 101) }'
 		ok $? "profile/$s: the process shares sum to 100%"
 		diag "profile/$s: the process shares sum to ${sum:-none}%"
 	done
-	share() { awk -F'\t' -v s="$1" -v w="$2" '$1 == s && index($3, w) == 1 { print $4 }' "$tsv" 2>/dev/null; }
-	awk -v u="$(share user syscalls)" -v e="$(share ebpf syscalls)" 'BEGIN { exit !(u > 20 && e < u / 4) }'
+	# mine SERVER ROW: ROW's share of the samples that other processes
+	# left on the server's CPU (one run here beside a lint: shellcheck
+	# 92% of CPU 0, ebpf's sk_psock_backlog 4.6% of all samples, 89% of
+	# what was left)
+	mine() {
+		awk -F'\t' -v s="$1" -v w="$2" '$1 == s && $2 == "process" && ($3 == "other" || $3 == "client") { o += $4 }
+			$1 == s && index($3, w) == 1 { v = $4 }
+			END { if (v != "" && o < 95) printf "%.1f", 100 * v / (100 - o) }' "$tsv" 2>/dev/null
+	}
+	awk -v u="$(mine user syscalls)" -v e="$(mine ebpf syscalls)" 'BEGIN { exit !(u > 20 && e < u / 4) }'
 	ok $? "profile: user's CPU is in syscalls, ebpf's much less"
-	diag "profile: syscalls: user $(share user syscalls)%, ebpf $(share ebpf syscalls)%"
-	awk -v k="$(share ebpf kworkers)" -v b="$(share ebpf psock-backlog)" -v u="$(share user psock-backlog)" \
-		'BEGIN { exit !(k > 20 && b > 20 && u == 0) }'
-	ok $? "profile: ebpf's echo runs in kworkers, in sk_psock_backlog, user's never there" ||
-		# Once (CI rehearsal, 2026-11-27): kworkers 7.7% beside a
-		# backlog of 36.4%, where it is 43-46% otherwise: the whole
-		# process split, to see where the backlog's samples went.
+	diag "profile: syscalls (of what other processes left): user $(mine user syscalls)%, ebpf $(mine ebpf syscalls)%"
+	# ebpf's echo is sent by sk_psock_backlog, a work item and nothing
+	# else: every sample with it on the stack is a kworker's, so the
+	# kworkers' share (exclusive, by thread) holds the backlog's
+	# (inclusive), to rounding. Once (CI rehearsal, 2026-11-27) it read
+	# kworkers 7.7% beside a backlog of 36.4%: a kworker born during the
+	# sample, which perf names after kthreadd or not at all, counted as
+	# other (ftrace/README.md, "Threads born during the sample").
+	share() { awk -F'\t' -v s="$1" -v w="$2" '$1 == s && index($3, w) == 1 { print $4 }' "$tsv" 2>/dev/null; }
+	awk -v k="$(mine ebpf kworkers)" -v b="$(mine ebpf psock-backlog)" -v u="$(mine user psock-backlog)" \
+		-v ka="$(share ebpf kworkers)" -v ba="$(share ebpf psock-backlog)" \
+		'BEGIN { exit !(k > 20 && b > 20 && ka != "" && ka + 0.2 >= ba && u == 0) }'
+	ok $? "profile: ebpf's echo runs in kworkers, in sk_psock_backlog (within their share), user's never there" ||
 		diag "profile: ebpf's process split: $(awk -F'\t' '$1 == "ebpf" && $2 == "process" { printf "%s %s%% ", $3, $4 }' "$tsv" 2>/dev/null)"
-	diag "profile: ebpf: kworkers $(share ebpf kworkers)%, sk_psock_backlog $(share ebpf psock-backlog)%; user: sk_psock_backlog $(share user psock-backlog)%"
+	diag "profile: of what other processes left: ebpf: kworkers $(mine ebpf kworkers)%, sk_psock_backlog $(mine ebpf psock-backlog)%; user: sk_psock_backlog $(mine user psock-backlog)%"
 	[[ -s $OUT/prof/user-profile.txt && ! -e $OUT/prof/user.perf.data ]]
 	ok $? "profile: perf's report kept, its data file not"
+}
+
+# profile_kinds: tsv's kinds and parts, the flame graphs.
+profile_kinds() {
+	local s sum
 	# The kinds: exclusive, of the busy samples; each server's echo is in
 	# kinds of its own, little is left to other.
 	kind() { awk -F'\t' -v s="$1" -v w="$2" '$1 == s && $2 == "kind" && $3 == w { print $4 }' "$tsv" 2>/dev/null; }
@@ -237,7 +287,11 @@ test_profile() {
 	ok $? "profile/kinds: user's syscall+epoll above ebpf's; sockmap-kworkers ebpf's, not user's"
 	diag "profile/kinds: syscall+epoll: user $(kind user syscall)+$(kind user epoll)%, ebpf $(kind ebpf syscall)+$(kind ebpf epoll)%; sockmap-kworkers: ebpf $(kind ebpf sockmap-kworkers)%, user $(kind user sockmap-kworkers)%"
 	is "$("$RUN" status 2>&1)" "no server is running" "profile: no server left"
+}
 
+# profile_refused: too few samples, bad usage, no perf.
+profile_refused() {
+	local out rc
 	# A profile short of samples is refused: a perf that records at a tenth
 	# of the rate asked
 	cat >"$OUT/perf-slow" <<-'EOF'
@@ -265,7 +319,11 @@ test_profile() {
 	out=$(PERF=/nonexistent/perf bounded 10 "$FT/profile.sh" --out "$OUT/none" user 2>&1)
 	[[ $? == 1 && $out == *"not installed"* ]]
 	ok $? "profile: no perf: says so, exit 1"
+}
 
+# profile_running: --running, with and without a server run.sh has running.
+profile_running() {
+	local out sum
 	# --running: the server run.sh has running, or a clear refusal.
 	out=$(bounded 30 "$FT/profile.sh" --running --seconds 2 --out "$OUT/none" 2>&1)
 	[[ $? == 1 && $out == *"no server is running"* && ! -e $OUT/none/profile.tsv ]]
