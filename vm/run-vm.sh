@@ -270,6 +270,11 @@ if [ -n "${out_dir:+y}" ]; then
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /out ||
 		echo "init: cannot mount the 9p share /out"
 fi
+# The kernel booted on one vCPU (maxcpus=1, run-vm.sh): the others come
+# up now, its boot-time text patching (modules' too) done.
+for f in /sys/devices/system/cpu/cpu*/online; do
+	[ "\$(cat "\$f")" = 1 ] || echo 1 >"\$f" || echo "init: cannot bring \${f%/online} online"
+done
 stty -onlcr
 ulimit -n 65536
 read -r up _ </proc/uptime
@@ -393,12 +398,15 @@ qemu_command() {
 	((kernel_log)) && console="ttyS2 console=ttyS0"
 	# softlockup_panic: a CPU stuck in the kernel ends the guest in seconds,
 	# with the stack in the log, instead of running into --timeout.
+	# maxcpus=1: the kernel boots on one vCPU and init brings the others up
+	# just before the command (docs/guest.md, "A guest that did not boot");
+	# noreplace-smp keeps its SMP instructions, so that patches nothing.
 	qemu=(qemu-system-x86_64 -accel "tcg,thread=${VM_TCG_THREAD:-multi}" -cpu max
 		-smp "${VM_SMP:-2}" -m "${VM_MEM:-2G}"
 		-nographic -nodefaults -no-user-config -no-reboot
 		-bios qboot.rom
 		-kernel "$kernel" -initrd "$workdir/initramfs.cpio"
-		-append "console=$console rdinit=/init edd=off panic=-1 softlockup_panic=1 loglevel=7 ${VM_APPEND:-} $*"
+		-append "console=$console rdinit=/init edd=off panic=-1 softlockup_panic=1 loglevel=7 maxcpus=1 noreplace-smp ${VM_APPEND:-} $*"
 		-serial stdio -serial "file:$workdir/status"
 		-serial "file:$workdir/kernel.log")
 	if [[ -n $out_dir ]]; then
