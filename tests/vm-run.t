@@ -12,10 +12,13 @@
 #                      sides, the box plot drawn on the host
 #   panic              a guest whose kernel dies: run-vm.sh exits 125 and
 #                      tells the kernel's last words
+#   reboot             a guest that did not boot is booted again, once,
+#                      saying so; a second failed boot is 125; a command
+#                      that fails is not run again
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-ALL_TESTS="kernel-image user ebpf kecho bypass compare panic"
+ALL_TESTS="kernel-image user ebpf kecho bypass compare panic reboot"
 select_cases "$@"
 root_or_bail_out
 
@@ -101,7 +104,33 @@ test_panic() {
 	is "$?" 125 "run-vm.sh exits 125 when the guest's kernel dies"
 	like "$out" "kernel\\|.*(Kernel panic|sysrq).*" "the kernel's last words are told"
 	like "$out" "the guest ended without reporting an exit status" "run-vm.sh says the guest died"
+	[[ $out != *"booting again"* ]]
+	ok $? "a kernel that died under the command is not booted again"
 	diag "panic: $((SECONDS - start)) s"
+}
+
+# A guest that did not boot (VM_FAIL_BOOTS: its kernel panics before init
+# runs) is booted again, once, and says so; a command that fails inside a
+# booted guest runs once, its status returned.
+test_reboot() {
+	local start=$SECONDS out rc
+	out=$(VM_FAIL_BOOTS=1 "$ECHOLAB_ROOT/vm/run-vm.sh" --timeout 180 -- uname -r 2>&1)
+	rc=$?
+	is "$rc" 0 "a boot that failed, then one that did not: the command's status (0)"
+	like "$out" "run-vm.sh: the guest did not boot \\(.*\\); booting again, once" "run-vm.sh says it boots again"
+	like "$out" "kernel\\|.*Kernel panic" "with the failed boot's kernel panic"
+	is "$(grep -cxF "$kver" <<<"$out")" 1 "the command ran once, in the second boot"
+	like "$out" "guest up in .*2 boots" "the summary counts two boots"
+	out=$(VM_FAIL_BOOTS=2 VM_LOG_LINES=5 "$ECHOLAB_ROOT/vm/run-vm.sh" --timeout 180 -- uname -r 2>&1)
+	is "$?" 125 "two failed boots: exit 125"
+	like "$out" "the guest did not boot, twice" "and it says so"
+	is "$(grep -c "booting again" <<<"$out")" 1 "booted again once only"
+	out=$("$ECHOLAB_ROOT/vm/run-vm.sh" --timeout 120 -- sh -c 'echo ran; exit 3' 2>&1)
+	is "$?" 3 "a command that fails: its status (3)"
+	is "$(grep -c '^ran' <<<"$out")" 1 "it ran once"
+	[[ $out != *"booting again"* ]]
+	ok $? "a guest that booted is not booted again"
+	diag "reboot: $((SECONDS - start)) s"
 }
 
 run_tests

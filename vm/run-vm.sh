@@ -29,7 +29,9 @@
 # iproute2 (tc for netem, whose module it loads), nsenter and bpftool.
 # COMMAND runs as root in /lab with OUT=/out; its output streams to stdout
 # and its exit status is this script's. Own failures: 2 usage, 124 timeout,
-# 125 the guest or qemu failed.
+# 125 the guest or qemu failed. A guest that did not boot (its kernel died
+# or hung before init started COMMAND) is booted again, once, saying so on
+# stderr; COMMAND itself, failing or not, runs once.
 #
 # Environment: ECHOLAB_KERNEL (--kernel's default), VM_KERNEL (an image to
 # boot instead of 6.1's, its modules in /lib/modules; default: 6.1's, from
@@ -37,7 +39,9 @@
 # VM_SMP (2), VM_MEM (2G), VM_TCG_THREAD (multi: a host thread per vCPU;
 # single: one for all, about 1.4 x slower), VM_TOOLS (more host commands to copy in),
 # VM_APPEND (more kernel command line, e.g. slub_debug=FZP), VM_LOG_LINES
-# (60: how much of the kernel log a failure shows).
+# (60: how much of the kernel log a failure shows), VM_BOOT_TIMEOUT (120:
+# seconds for the guest to boot before it counts as not booting),
+# VM_FAIL_BOOTS (0; for tests: the first N boots fail, a kernel panic).
 #
 # Example:
 #   vm/run-vm.sh -- sh -c 'insmod kecho/kecho.ko && cat /proc/kecho'
@@ -61,6 +65,7 @@ stage=
 modules_ko=()
 workdir=
 qemu_pid=
+watchdog=
 
 prog_name run-vm.sh "vm/run-vm.sh --help"
 
@@ -78,6 +83,9 @@ usage() {
 cleanup() {
 	if [[ -n $qemu_pid ]]; then
 		kill -TERM "$qemu_pid" 2>/dev/null || true
+	fi
+	if [[ -n $watchdog ]]; then
+		kill "$watchdog" 2>/dev/null || true
 	fi
 	if [[ -n $workdir ]]; then
 		rm -rf "$workdir"
@@ -262,6 +270,11 @@ if [ -n "${out_dir:+y}" ]; then
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /out ||
 		echo "init: cannot mount the 9p share /out"
 fi
+# The kernel booted on one vCPU (maxcpus=1, run-vm.sh): the others come
+# up now, its boot-time text patching (modules' too) done.
+for f in /sys/devices/system/cpu/cpu*/online; do
+	[ "\$(cat "\$f")" = 1 ] || echo 1 >"\$f" || echo "init: cannot bring \${f%/online} online"
+done
 stty -onlcr
 ulimit -n 65536
 read -r up _ </proc/uptime
@@ -377,50 +390,106 @@ kernel_log_tail() {
 	tr -d '\r' <"$log" | tail -n "${VM_LOG_LINES:-60}" | sed 's/^/  kernel| /' >&2
 }
 
-run_qemu() {
-	local console=ttyS2 rc=0 start remaining status boot exit_code
+# qemu_command [KERNEL_ARG...]: the qemu command line, in the array qemu.
+qemu_command() {
+	local console=ttyS2
 	# The kernel's messages always go to a file of their own (ttyS2), told
 	# when the guest fails; --kernel-log also puts them on our output.
 	((kernel_log)) && console="ttyS2 console=ttyS0"
 	# softlockup_panic: a CPU stuck in the kernel ends the guest in seconds,
 	# with the stack in the log, instead of running into --timeout.
-	local qemu=(qemu-system-x86_64 -accel "tcg,thread=${VM_TCG_THREAD:-multi}" -cpu max
+	# maxcpus=1: the kernel boots on one vCPU and init brings the others up
+	# just before the command (docs/guest.md, "A guest that did not boot");
+	# noreplace-smp keeps its SMP instructions, so that patches nothing.
+	qemu=(qemu-system-x86_64 -accel "tcg,thread=${VM_TCG_THREAD:-multi}" -cpu max
 		-smp "${VM_SMP:-2}" -m "${VM_MEM:-2G}"
 		-nographic -nodefaults -no-user-config -no-reboot
 		-bios qboot.rom
 		-kernel "$kernel" -initrd "$workdir/initramfs.cpio"
-		-append "console=$console rdinit=/init edd=off panic=-1 softlockup_panic=1 loglevel=7 ${VM_APPEND:-}"
+		-append "console=$console rdinit=/init edd=off panic=-1 softlockup_panic=1 loglevel=7 maxcpus=1 noreplace-smp ${VM_APPEND:-} $*"
 		-serial stdio -serial "file:$workdir/status"
 		-serial "file:$workdir/kernel.log")
 	if [[ -n $out_dir ]]; then
 		qemu+=(-fsdev "local,id=out,path=$out_dir,security_model=none"
 			-device "virtio-9p-pci,fsdev=out,mount_tag=out")
 	fi
+}
 
-	start=$SECONDS
+# boot_watchdog QEMU_PID LIMIT: ends a guest that has not said it is up
+# (init's boot= line) within LIMIT seconds; run in the background.
+boot_watchdog() {
+	local i
+	for ((i = 0; i < $2 * 5; i++)); do
+		grep -q '^boot=' "$workdir/status" 2>/dev/null && return 0
+		sleep 0.2
+	done
+	: >"$workdir/boot-hung"
+	kill -TERM "$1" 2>/dev/null || true
+}
+
+# boot_once [KERNEL_ARGS...]: one run of qemu, to its end; sets qemu_rc,
+# boot (init's time to the command, empty when the guest never got there)
+# and exit_code (the command's status, empty when it did not report one).
+boot_once() {
+	local qemu remaining status limit=${VM_BOOT_TIMEOUT:-120}
+	qemu_command "$@"
+	rm -f "$workdir/status" "$workdir/kernel.log" "$workdir/boot-hung"
+	qemu_rc=0
 	remaining=$((timeout_s - SECONDS > 1 ? timeout_s - SECONDS : 1))
 	timeout --kill-after=10 "$remaining" "${qemu[@]}" </dev/null &
 	qemu_pid=$!
-	wait "$qemu_pid" || rc=$?
+	boot_watchdog "$qemu_pid" "$limit" </dev/null >/dev/null 2>&1 &
+	watchdog=$!
+	wait "$qemu_pid" || qemu_rc=$?
 	qemu_pid=
-
+	kill "$watchdog" 2>/dev/null || true
+	wait "$watchdog" 2>/dev/null || true
+	watchdog=
 	status=$(cat "$workdir/status" 2>/dev/null || true)
 	boot=$(sed -n 's/^boot=//p' <<<"$status" | tr -d '\r')
 	exit_code=$(sed -n 's/^exit=//p' <<<"$status" | tr -d '\r')
-	if ((rc == 124 || rc == 137)) || [[ -z $exit_code ]]; then
+	if [[ -e $workdir/boot-hung ]]; then
+		boot_failure="not up within ${limit}s (VM_BOOT_TIMEOUT)"
+	elif [[ -z $boot ]] && ((qemu_rc != 124 && qemu_rc != 137)); then
+		boot_failure="it ended before init started the command, qemu status $qemu_rc"
+	else
+		boot_failure=
+	fi
+}
+
+# Boots the guest and runs the command. A guest that did not boot (its
+# kernel died, or it hung, before init started the command) is booted
+# again, once, saying so: under TCG a boot can die for the emulator's
+# sake (docs/guest.md). A command that failed, or a kernel that died
+# under it, is never run again here. VM_FAIL_BOOTS=N (for tests) makes
+# the first N boots fail: init is a file that does not exist, so the
+# kernel panics finding no root.
+run_qemu() {
+	local start=$SECONDS attempt fails=${VM_FAIL_BOOTS:-0} extra
+	for attempt in 1 2; do
+		extra=()
+		((attempt <= fails)) && extra=(rdinit=/no-init-VM_FAIL_BOOTS)
+		boot_once "${extra[@]}"
+		[[ -n $boot_failure ]] || break
+		kernel_log_tail
+		((attempt == 1)) || fail "the guest did not boot, twice ($boot_failure)"
+		warn "the guest did not boot ($boot_failure); booting again, once"
+	done
+	if ((qemu_rc == 124 || qemu_rc == 137)) || [[ -z $exit_code ]]; then
 		kernel_log_tail
 	fi
-	if ((rc == 124 || rc == 137)); then
+	if ((qemu_rc == 124 || qemu_rc == 137)); then
 		echo "run-vm.sh: timed out after ${timeout_s}s; qemu killed" \
 			"(raise --timeout, or look for a hung command above)" >&2
 		exit 124
 	fi
 	if [[ -z $exit_code ]]; then
 		fail "the guest ended without reporting an exit status" \
-			"(qemu status $rc; the kernel's last words are above)"
+			"(qemu status $qemu_rc; the kernel's last words are above)"
 	fi
+	((attempt == 1)) || attempt="$attempt boots, "
 	warn "guest up in ${boot:-?}s, command exit $exit_code, wall ${SECONDS}s total" \
-		"($((SECONDS - start))s in qemu)"
+		"(${attempt#1}$((SECONDS - start))s in qemu)"
 	exit "$exit_code"
 }
 
