@@ -393,9 +393,7 @@ FILE_MAX=600
 SIZE_EXCEPTIONS=(
 	"tests/compare.t test_native 82"
 	"tests/compare.t - 647"
-	"tests/ftrace.t test_profile 111"
 	"tests/judge.t - 644"
-	"tests/lib.sh - 885"
 )
 
 # shell_files: the shell files of the checkout, tracked or new.
