@@ -270,7 +270,7 @@ test_apart() {
 		"a lower latency is a ratio below 1, interval too"
 	like "$(line "$out" fast rps)" " ratio=1\.[0-9]+ ratio_lo=1\.[0-9]+ ratio_hi=1\.[0-9]+ " \
 		"more requests a second is a ratio above 1, interval too"
-	like "$(line "$out" user p50)" "^judge label=user figure=p50 source=arrival_us n=5 excluded=0 median=[0-9.]+ lo=[0-9.]+ hi=[0-9.]+ coverage=0\.938 ratio=- ratio_lo=- ratio_hi=- ratio_coverage=- pairs=0 verdict=-$" \
+	like "$(line "$out" user p50)" "^judge label=user figure=p50 source=arrival_us n=5 excluded=0 disturbed=0 median=[0-9.]+ lo=[0-9.]+ hi=[0-9.]+ coverage=0\.938 ratio=- ratio_lo=- ratio_hi=- ratio_coverage=- pairs=0 verdict=-$" \
 		"the baseline's line: its median, no ratio, 5 runs cover 93.8%"
 	is "$(head -n1 <<<"$out" | cut -d' ' -f2)" label=user "the baseline comes first"
 }
@@ -397,7 +397,7 @@ test_known_medians() {
 	out=$("$JUDGE" "$dir"/flat/*.tsv)
 	is "$(line "$out" user rps | grep -o ' median=[^ ]* lo=[^ ]* hi=[^ ]*')" " median=20000 lo=20000 hi=20000" \
 		"rps: ok samples over elapsed_s"
-	is "$(line "$out" user cpu | grep -o ' n=5 excluded=0 median=[^ ]*')" " n=5 excluded=0 median=15.00" \
+	is "$(line "$out" user cpu | grep -o ' n=5 excluded=0 disturbed=0 median=[^ ]*')" " n=5 excluded=0 disturbed=0 median=15.00" \
 		"cpu: server_cpu_us_per_echo as it is"
 }
 
@@ -500,7 +500,7 @@ test_no_cpu() {
 	runs old user 5 100 20000 1500
 	NOCPU=1 runs old old 5 100 20000 1500
 	out=$("$JUDGE" "$dir"/old/*.tsv)
-	like "$(line "$out" old cpu)" " n=0 excluded=0 median=- lo=- hi=- .* verdict=too few runs$" \
+	like "$(line "$out" old cpu)" " n=0 excluded=0 disturbed=0 median=- lo=- hi=- .* verdict=too few runs$" \
 		"no server_cpu_us_per_echo: the figure is absent"
 }
 
@@ -519,7 +519,7 @@ test_window() {
 	local out
 	window_runs
 	out=$("$JUDGE" "$dir"/window/user-9.tsv)
-	like "$(line "$out" user rps)" " source=window_s n=1 excluded=0 median=400 " "rps: window_s first (200 ok over 0.5 s)"
+	like "$(line "$out" user rps)" " source=window_s n=1 excluded=0 disturbed=0 median=400 " "rps: window_s first (200 ok over 0.5 s)"
 }
 
 test_server_name() {
