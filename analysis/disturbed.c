@@ -99,11 +99,12 @@ bool disturbance_found(const struct disturbance *d, size_t ok, char *why,
 			add(why, len, "%s steal %.1f%% of the window (%.2f s)",
 			    side_name[i], 100 * d->steal_s[i] / capacity,
 			    d->steal_s[i]);
-		/* A tick per CPU: the rounding of the counts at both ends. */
+	}
+	/* Over a tick per CPU: the rounding of the counts at both ends. */
+	for (i = 0; i < NSIDES; i++)
 		if (d->negative_s[i] > d->cpus[i] / hz)
 			add(why, len, "%s busy %.2f s below zero",
 			    side_name[i], d->negative_s[i]);
-	}
 	if (echoes > 0 && d->cpu_us_per_echo < CPU_FLOOR_US)
 		add(why, len, "server CPU %.2f us per echo with %.0f echoes",
 		    d->cpu_us_per_echo, echoes);

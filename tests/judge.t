@@ -36,6 +36,12 @@
 #   unpartnered        a run without a partner unpairs the server
 #   client-bound       client-bound runs left out of latency and rps, counted;
 #                      a saturated client with the server not is client-bound
+#   disturbed          runs the host disturbed (steal, zero busy with echoes)
+#                      left out of every figure and listed with their
+#                      reasons, their pairs dropped: the verdict changes
+#   disturbed-rules    each rule alone: steal over 3% of either side's
+#                      window, busy below zero by over a tick, CPU per echo
+#                      under 1 us; files without the newer keys still judged
 #   too-few-runs       two runs, or a baseline of two: too few runs
 #   no-cpu             no server_cpu_us_per_echo: the figure is absent
 #   no-stamps          latency from rtt_us unless every echo is stamped
@@ -52,7 +58,8 @@ source "$(dirname "$0")/lib.sh"
 ALL_TESTS="help same-distribution same-runs apart equal-load unequal-rates
 	coverage cpu-scope machine threshold
 	other-baseline reproducible known-medians paired unpaired paired-twins
-	two-directories unpartnered client-bound too-few-runs no-cpu no-stamps
+	two-directories unpartnered client-bound disturbed disturbed-rules
+	too-few-runs no-cpu no-stamps
 	window server-name gzipped bad-input markdown agreement"
 select_cases "$@"
 
@@ -79,7 +86,10 @@ rnd() {
 # BUSY="S C" the server's and the client's busy seconds on CPUs apart;
 # SCOPE=all: the server's CPU counted over every CPU; CLIENT_CPU=CENTI
 # the client's CPU per echo (exact, no noise);
-# SCALE=PERMILLE slows the whole machine by that much (1000: not at all).
+# SCALE=PERMILLE slows the whole machine by that much (1000: not at all);
+# STEAL="S C" the server's and the client's steal seconds, NEG="S C" their
+# busy seconds below zero (bench's SIDE_busy_negative_s), SERVER_CPUS=LIST
+# the server's CPUs (with WINDOW=S, what judge's disturbed rules read).
 mkrun() {
 	local file=$1 label=$2 rep=$3 lat=$4 rps=$5 cpu=$6 i n=200 a arr
 	local noise=${NOISE:-50} scale=${SCALE:-1000} rnoise
@@ -109,6 +119,9 @@ mkrun() {
 		[[ -z ${BUSY:-} ]] || printf '# cpu_scope=split\n# server_busy_s=%s\n# client_busy_s=%s\n' "${BUSY% *}" "${BUSY#* }"
 		[[ -z ${SCOPE:-} ]] || printf '# cpu_scope=%s\n' "$SCOPE"
 		[[ -z ${CLIENT_CPU:-} ]] || printf '# client_cpu_us_per_echo=%d.%02d\n' $((CLIENT_CPU / 100)) $((CLIENT_CPU % 100))
+		[[ -z ${SERVER_CPUS:-} ]] || printf '# server_cpus=%s\n' "$SERVER_CPUS"
+		[[ -z ${STEAL:-} ]] || printf '# server_steal_s=%s\n# client_steal_s=%s\n' "${STEAL% *}" "${STEAL#* }"
+		[[ -z ${NEG:-} ]] || printf '# server_busy_negative_s=%s\n# client_busy_negative_s=%s\n' "${NEG% *}" "${NEG#* }"
 		[[ -n ${NOCPU:-} ]] || printf '# server_cpu_us_per_echo=%d.%02d\n' $((cpu / 100)) $((cpu % 100))
 		printf '# bottleneck=%s\n' "${BOUND:-none}"
 	} >"$dir/$file"
@@ -479,6 +492,95 @@ test_client_bound() {
 	out=$("$JUDGE" "$dir"/bound/*.tsv)
 	like "$(line "$out" other rps)" " n=7 excluded=3 " \
 		"a saturated client with the server not is client-bound; both saturated or neither is not"
+}
+
+# ---- runs the host disturbed -----------------------------------------------------------
+
+# disturbed_runs: disturbed/, user and other alike over 7 repetitions (1%
+# noise, 5 s windows, a little steal everywhere, bench's newer key), except
+# that the host took two of other's: in the 6th its busy time read 0 with
+# 200 echoes (results/20261126-proxy-load-fixed's user-rate3100-2), in the
+# 7th it stole 10% of the server's window and the CPU read 40% low.
+disturbed_runs() {
+	local i
+	[[ ! -d $dir/disturbed ]] || return 0
+	seed=23
+	mkdir -p "$dir/disturbed"
+	for ((i = 1; i <= 7; i++)); do
+		WINDOW=5 STEAL="0.02 0.03" NEG="0 0" NOISE=10 mkrun "disturbed/user-$i.tsv" user "$i" 100 20000 1500
+		((i > 5)) ||
+			WINDOW=5 STEAL="0.02 0.03" NEG="0 0" NOISE=10 mkrun "disturbed/other-$i.tsv" other "$i" 100 20000 1500
+	done
+	WINDOW=5 STEAL="0.90 1.50" NEG="0.40 0" NOISE=10 mkrun disturbed/other-6.tsv other 6 100 20000 0
+	WINDOW=5 STEAL="0.50 0.10" NEG="0 0" NOISE=10 mkrun disturbed/other-7.tsv other 7 100 20000 900
+}
+
+test_disturbed() {
+	local out
+	disturbed_runs
+	out=$("$JUDGE" "$dir"/disturbed/*.tsv)
+	like "$(line "$out" other cpu)" " n=5 excluded=0 disturbed=2 " "left out of cpu and counted"
+	like "$(line "$out" other p50)" " n=5 excluded=0 disturbed=2 " "left out of latency too"
+	like "$(line "$out" other rps)" " n=5 excluded=0 disturbed=2 " "... and of rps"
+	like "$(line "$out" user cpu)" " n=7 excluded=0 disturbed=0 " "their partners stay in user's own figures"
+	like "$(line "$out" other cpu)" " pairs=5 verdict=equivalent$" \
+		"the two pairs drop out, the five others stand: equivalent"
+	like "$(grep '^disturbed label=other repeat=6 ' <<<"$out")" \
+		"^disturbed label=other repeat=6 file=$dir/disturbed/other-6\.tsv reason=server steal 18\.0% of the window \(0\.90 s\); client steal 30\.0% of the window \(1\.50 s\); server busy 0\.40 s below zero; server CPU 0\.00 us per echo with 200 echoes$" \
+		"zero busy with echoes: listed with every reason"
+	like "$(grep '^disturbed label=other repeat=7 ' <<<"$out")" \
+		" file=$dir/disturbed/other-7\.tsv reason=server steal 10\.0% of the window \(0\.50 s\)$" \
+		"steal over the bound: listed, its reason the steal alone"
+	is "$(grep -c '^disturbed ' <<<"$out")" 2 "no other run listed"
+
+	# What the rule changes: the same runs, with the evidence of the 7th
+	# run's steal gone (its steal line) and the 6th gone; the 7th's low
+	# reading then counts and unsettles the verdict.
+	mkdir -p "$dir/undisturbed"
+	cp "$dir"/disturbed/user-*.tsv "$dir"/disturbed/other-[1-5].tsv "$dir/undisturbed/"
+	sed '/^# server_steal_s=/d' "$dir/disturbed/other-7.tsv" >"$dir/undisturbed/other-7.tsv"
+	out=$("$JUDGE" "$dir"/undisturbed/*.tsv)
+	like "$(line "$out" other cpu)" " n=6 excluded=0 disturbed=0 .* verdict=inconclusive$" \
+		"the stolen run counted: inconclusive, where leaving it out gave equivalent"
+
+	out=$("$JUDGE" --markdown "$dir"/disturbed/*.tsv)
+	like "$(grep '^| other |' <<<"$out")" "^\| other \| 7, 2 disturbed \|" "--markdown: the runs column counts them"
+	like "$out" $'\n- `other-6\\.tsv` \\(other, repeat 6\\): server steal 18\\.0%[^\n]*server CPU 0\\.00 us per echo with 200 echoes\n' \
+		"--markdown: listed below the table with their reasons"
+	like "$out" "Left out of every figure, disturbed by the host: steal over"$'\n'"3% of the window" \
+		"--markdown: the list says the rule"
+}
+
+# Each rule alone, one run of 'rules' each beside user's clean ones; the
+# last two files are of before bench's busy_negative_s (and the very last
+# of before steal_s).
+test_disturbed_rules() {
+	local out listed
+	seed=29
+	mkdir -p "$dir/rules"
+	runs rules user 5 100 20000 1500
+	WINDOW=5 STEAL="0.14 0.14" NEG="0 0" mkrun rules/rules-1.tsv rules 1 100 20000 1500
+	WINDOW=5 STEAL="0.01 0.20" NEG="0 0" mkrun rules/rules-2.tsv rules 2 100 20000 1500
+	WINDOW=5 STEAL="0.01 0.01" NEG="0.05 0" mkrun rules/rules-3.tsv rules 3 100 20000 1500
+	WINDOW=5 STEAL="0.01 0.01" NEG="0.005 0" mkrun rules/rules-4.tsv rules 4 100 20000 1500
+	WINDOW=5 SERVER_CPUS=0-1 STEAL="0.25 0.01" NEG="0 0" mkrun rules/rules-5.tsv rules 5 100 20000 1500
+	WINDOW=5 STEAL="0.01 0.01" NOISE=0 mkrun rules/rules-6.tsv rules 6 100 20000 90
+	mkrun rules/rules-7.tsv rules 7 100 20000 0
+	mkrun rules/rules-8.tsv rules 8 100 20000 1500
+	out=$("$JUDGE" "$dir"/rules/*.tsv)
+	listed=$(sed -n 's/^disturbed label=rules repeat=\([0-9]*\) .* reason=/\1 /p' <<<"$out")
+	diag "$listed"
+	like "$listed" $'(^|\n)2 client steal 4\\.0% of the window \\(0\\.20 s\\)(\n|$)' \
+		"the client's steal over 3% of its window: disturbed"
+	like "$listed" $'(^|\n)3 server busy 0\\.05 s below zero(\n|$)' \
+		"busy 5 ticks below zero (bench's newer key): disturbed, whatever its CPU per echo"
+	like "$listed" $'(^|\n)6 server CPU 0\\.90 us per echo with 200 echoes(\n|$)' \
+		"0.9 us per echo: under the floor"
+	like "$listed" $'(^|\n)7 server CPU 0\\.00 us per echo with 200 echoes(\n|$)' \
+		"zero busy with echoes in a file without the newer keys: disturbed"
+	is "$(cut -d' ' -f1 <<<"$listed" | tr '\n' ' ')" "2 3 6 7 " \
+		"not disturbed: 2.8% stolen, under a tick below zero, 5% of two CPUs' window on one, an older clean file"
+	like "$(line "$out" rules cpu)" " n=4 excluded=0 disturbed=4 " "the four left out of the figures"
 }
 
 # ---- too few runs, absent figures, which time ------------------------------------------
