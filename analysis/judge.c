@@ -29,6 +29,7 @@
 
 #include "cli.h"
 #include "cpulist.h"
+#include "disturbed.h"
 #include "interval.h"
 #include "summary.h"
 #include "rawfile.h"
@@ -67,6 +68,8 @@ struct run {
 	const char *path;
 	char label[NAME_MAX_LEN], repeat[NAME_MAX_LEN], sweep[NAME_MAX_LEN];
 	bool client_bound;
+	bool disturbed;			/* the host took it: counts for nothing */
+	char why[256];			/* ... and why */
 	bool window;			/* rps over window_s, not elapsed_s */
 	char scope[NAME_MAX_LEN];	/* cpu_scope: whose CPUs cpu counts */
 	size_t ok, narrival;
@@ -83,6 +86,7 @@ struct group {
 	struct figure_stats {
 		double *v;		/* the runs' figures, ascending */
 		size_t n, excluded;
+		size_t disturbed;	/* runs left out: disturbed.h */
 		double median, lo, hi, coverage;
 		double ratio, ratio_lo, ratio_hi, ratio_coverage;
 		size_t pairs;		/* > 0: the ratio is paired by repeat */
@@ -131,6 +135,11 @@ static void usage(FILE *f)
 "for cpu: bench's bottleneck=client, or, with server and client on CPUs of\n"
 "their own (cpu_scope=split), the client's busy %.0f%% of window_s or more\n"
 "and the server's less (the client could send no faster).\n"
+"Runs the host disturbed are left out of every figure (disturbed=) and\n"
+"listed after the verdicts: the server's or the client's CPUs lost over\n"
+"%.0f%% of the window to steal, busy time went below zero, or the server's\n"
+"CPU per echo is under %.0f us with echoes; a pair with one of them drops\n"
+"out of the paired ratios.\n"
 "The median's interval is [x_(k), x_(n+1-k)] of the runs\n"
 "(exact, distribution-free; coverage= is its actual coverage, 0.938 for 5\n"
 "runs). The ratio is paired (pairs= > 0) where every counted run of the\n"
@@ -155,13 +164,16 @@ static void usage(FILE *f)
 "each server at its own rate).\n"
 "\n"
 "Output, one line per server and figure, the baseline's first:\n"
-"judge label= figure= source= n= excluded= median= lo= hi= coverage= ratio=\n"
-"      ratio_lo= ratio_hi= ratio_coverage= pairs= verdict=WORDS (the rest\n"
-"      of the line;\n"
+"judge label= figure= source= n= excluded= disturbed= median= lo= hi=\n"
+"      coverage= ratio= ratio_lo= ratio_hi= ratio_coverage= pairs=\n"
+"      verdict=WORDS (the rest of the line;\n"
 "      '-' where there is nothing, as the baseline's ratio)\n"
+"then a line per disturbed run:\n"
+"disturbed label= repeat= file= reason=WORDS (the rest of the line)\n"
 "Exit status: 0, 1 when a file cannot be read or the baseline has no\n"
 "runs, 2 for bad usage.\n",
-		prog, 100 * CPU_SATURATED, MIN_PAIRS, RESAMPLES, MIN_RUNS);
+		prog, 100 * CPU_SATURATED, 100 * STEAL_BOUND, CPU_FLOOR_US,
+		MIN_PAIRS, RESAMPLES, MIN_RUNS);
 }
 
 /* A metadata value as a number: NAN when it is not one. */
@@ -201,9 +213,11 @@ static int read_run(const char *path, struct run *run)
 	struct stats s;
 	struct raw_reader r;
 	struct raw_entry e;
+	struct disturbance dist;
 	size_t nrtt = 0;
 	int got;
 
+	disturbance_init(&dist);
 	memset(run, 0, sizeof(*run));
 	run->path = path;
 	run->cpu = NAN;
@@ -215,6 +229,7 @@ static int read_run(const char *path, struct run *run)
 	}
 	while ((got = raw_next(&r, &e)) > 0) {
 		if (e.kind == RAW_META) {
+			disturbance_meta(&dist, e.key, e.value);
 			if (!strcmp(e.key, "label"))
 				snprintf(run->label, sizeof(run->label), "%s",
 					 e.value);
@@ -277,6 +292,10 @@ static int read_run(const char *path, struct run *run)
 	if (!run->label[0])
 		snprintf(run->label, sizeof(run->label), "%s",
 			 server[0] ? server : "unknown");
+	/* The host stole the run, or its CPU reading is one no server
+	 * could make: not evidence (disturbed.h). */
+	run->disturbed = disturbance_found(&dist, run->ok, run->why,
+					   sizeof(run->why));
 	/*
 	 * A client whose own CPUs were busy nearly all the window while the
 	 * server's were not could send no faster: the run measured the
@@ -334,11 +353,12 @@ static double run_figure(const struct run *run, enum figure f)
 	}
 }
 
-/* Whether run r counts for figure f (client-bound runs do not for
- * latency and req/s) and has it. */
+/* Whether run r counts for figure f (disturbed runs for none,
+ * client-bound runs not for latency and req/s) and has it. */
 static bool counts(const struct run *r, enum figure f)
 {
-	return !(r->client_bound && figures[f].client_bound_out) &&
+	return !r->disturbed &&
+	       !(r->client_bound && figures[f].client_bound_out) &&
 	       !isnan(run_figure(r, f));
 }
 
@@ -352,6 +372,10 @@ static int describe(struct group *g, enum figure f)
 	if (!fs->v)
 		return -1;
 	for (i = 0; i < g->nruns; i++) {
+		if (g->runs[i]->disturbed) {
+			fs->disturbed++;
+			continue;
+		}
 		if (g->runs[i]->client_bound && figures[f].client_bound_out) {
 			fs->excluded++;
 			continue;
@@ -408,6 +432,18 @@ static bool same_repetition(const struct run *a, const struct run *b)
 	       !strncmp(a->path, b->path, la);
 }
 
+/* Whether the run of other's in a's repetition was disturbed. */
+static bool partner_disturbed(const struct run *a, const struct group *other)
+{
+	size_t j;
+
+	for (j = 0; j < other->nruns; j++)
+		if (other->runs[j]->disturbed &&
+		    same_repetition(a, other->runs[j]))
+			return true;
+	return false;
+}
+
 /*
  * The paired design: compare runs every server once per repetition, so a
  * run of g and the baseline's run of the same repeat= were measured
@@ -418,15 +454,24 @@ static bool same_repetition(const struct run *a, const struct run *b)
  * slows both runs of the pair and cancels. Fills fs's ratio and interval
  * and returns the number of pairs, or 0 (the ratio is not paired) when a
  * run has no partner, a repeat= is missing or given twice in one
- * directory, or there are fewer than MIN_PAIRS pairs.
+ * directory, or there are fewer than MIN_PAIRS pairs. A pair one of whose
+ * runs the host disturbed drops out, the other pairs stand: the drift of
+ * its repetition is measured by neither run.
  */
 static size_t pair_up(const struct group *g, const struct group *base,
 		      enum figure f, struct figure_stats *fs)
 {
-	size_t i, j, n = 0, lo, hi;
+	size_t i, j, n = 0, want = 0, lo, hi;
 	double *r;
 
-	if (fs->n < MIN_PAIRS || fs->n != base->fig[f].n)
+	if (fs->n < MIN_PAIRS)
+		return 0;
+	/* The baseline's counted runs whose pair stands. */
+	for (j = 0; j < base->nruns; j++)
+		if (counts(base->runs[j], f) &&
+		    !partner_disturbed(base->runs[j], g))
+			want++;
+	if (want < MIN_PAIRS)
 		return 0;
 	r = malloc(fs->n * sizeof(*r));
 	if (!r)
@@ -434,7 +479,7 @@ static size_t pair_up(const struct group *g, const struct group *base,
 	for (i = 0; i < g->nruns; i++) {
 		const struct run *a = g->runs[i], *partner = NULL;
 
-		if (!counts(a, f))
+		if (!counts(a, f) || partner_disturbed(a, base))
 			continue;
 		for (j = 0; j < base->nruns; j++) {
 			const struct run *b = base->runs[j];
@@ -455,7 +500,7 @@ static size_t pair_up(const struct group *g, const struct group *base,
 		for (j = i + 1; j < g->nruns; j++)
 			if (same_repetition(g->runs[i], g->runs[j]))
 				goto unpaired;
-	if (n != base->fig[f].n)
+	if (n != want)
 		goto unpaired;
 	qsort(r, n, sizeof(*r), stats_cmp_double);
 	fs->ratio = interval_median(r, n);
@@ -601,6 +646,44 @@ static const char *source(const struct group *groups, size_t ngroups,
 	       window ? "window_s" : "elapsed_s";
 }
 
+/*
+ * Each disturbed run with its reasons, after the verdicts: as lines
+ * ("disturbed label= repeat= file= reason=WORDS", not "judge ...", so
+ * that what reads judge's lines reads on), or as a markdown list.
+ */
+static void print_disturbed(const struct group *groups, size_t ngroups,
+			    bool md)
+{
+	size_t i, j;
+	bool first = true;
+
+	for (i = 0; i < ngroups; i++)
+		for (j = 0; j < groups[i].nruns; j++) {
+			const struct run *r = groups[i].runs[j];
+
+			if (!r->disturbed)
+				continue;
+			if (!md) {
+				printf("disturbed label=%s repeat=%s file=%s reason=%s\n",
+				       r->label, r->repeat[0] ? r->repeat : "-",
+				       r->path, r->why);
+				continue;
+			}
+			if (first)
+				printf("\nLeft out of every figure, disturbed by the host: steal over\n"
+				       "%.0f%% of the window on the server's or the client's CPUs, busy\n"
+				       "time below zero, or under %.0f us of the server's CPU per echo,\n"
+				       "which no server's echo costs (analysis/disturbed.h). A pair with\n"
+				       "one of them drops out of the paired ratios.\n\n",
+				       100 * STEAL_BOUND, CPU_FLOOR_US);
+			first = false;
+			printf("- `%s` (%s%s%s): %s\n",
+			       strrchr(r->path, '/') ? strrchr(r->path, '/') + 1 :
+			       r->path, r->label, r->repeat[0] ? ", repeat " : "",
+			       r->repeat, r->why);
+		}
+}
+
 static void print_lines(const struct group *groups, size_t ngroups)
 {
 	char m[32], lo[32], hi[32], r[32], rlo[32], rhi[32], rc[32];
@@ -612,10 +695,10 @@ static void print_lines(const struct group *groups, size_t ngroups)
 			const struct figure_stats *fs = &groups[i].fig[f];
 			const char *ff = figures[f].fmt;
 
-			printf("judge label=%s figure=%s source=%s n=%zu excluded=%zu median=%s lo=%s hi=%s coverage=%.3f ratio=%s ratio_lo=%s ratio_hi=%s ratio_coverage=%s pairs=%zu verdict=%s\n",
+			printf("judge label=%s figure=%s source=%s n=%zu excluded=%zu disturbed=%zu median=%s lo=%s hi=%s coverage=%.3f ratio=%s ratio_lo=%s ratio_hi=%s ratio_coverage=%s pairs=%zu verdict=%s\n",
 			       groups[i].label, figures[f].name,
 			       source(groups, ngroups, (enum figure)f), fs->n,
-			       fs->excluded,
+			       fs->excluded, fs->disturbed,
 			       fmt(m, sizeof(m), ff, fs->median),
 			       fmt(lo, sizeof(lo), ff, fs->lo),
 			       fmt(hi, sizeof(hi), ff, fs->hi), fs->coverage,
@@ -625,6 +708,7 @@ static void print_lines(const struct group *groups, size_t ngroups)
 			       fmt(rc, sizeof(rc), "%.3f", fs->ratio_coverage),
 			       fs->pairs, fs->verdict ? fs->verdict : "-");
 		}
+	print_disturbed(groups, ngroups, false);
 }
 
 static const char *ordinal(size_t k)
@@ -753,6 +837,8 @@ static void print_markdown(const struct group *groups, size_t ngroups)
 		const struct group *g = &groups[i];
 
 		printf("| %s | %zu", g->label, g->nruns);
+		if (g->fig[P50].disturbed)
+			printf(", %zu disturbed", g->fig[P50].disturbed);
 		if (g->fig[P50].excluded)
 			printf(", %zu client-bound", g->fig[P50].excluded);
 		printf(" |");
@@ -788,6 +874,7 @@ static void print_markdown(const struct group *groups, size_t ngroups)
 		}
 		printf("\n");
 	}
+	print_disturbed(groups, ngroups, true);
 }
 
 static void parse_args(int argc, char **argv)
@@ -907,7 +994,7 @@ int main(int argc, char **argv)
 	/* One time for every latency: a ratio of a server-side time to a
 	 * client-side one would measure the client. */
 	for (i = 0; i < nruns; i++) {
-		if (runs[i].client_bound || !runs[i].ok)
+		if (runs[i].client_bound || runs[i].disturbed || !runs[i].ok)
 			continue;
 		timed = true;
 		stamped &= runs[i].narrival == runs[i].ok;

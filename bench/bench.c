@@ -1005,10 +1005,10 @@ static void write_use(int fd, const char *side, const struct cpu_use *u,
 {
 	dprintf(fd, "# %s_busy_s=%.6f\n# %s_usr_s=%.6f\n# %s_sys_s=%.6f\n"
 		"# %s_softirq_s=%.6f\n# %s_irq_s=%.6f\n# %s_sampled_s=%.6f\n"
-		"# %s_steal_s=%.2f\n",
+		"# %s_steal_s=%.2f\n# %s_busy_negative_s=%.6f\n",
 		side, u->busy_s, side, u->usr_s, side, u->sys_s, side,
 		u->softirq_s, side, u->irq_s, side, u->sampled_s,
-		side, u->steal_s);
+		side, u->steal_s, side, u->negative_s);
 	dprintf(fd, "# %s_cpu_us_per_echo=%.3f\n# %s_usr_us_per_echo=%.3f\n"
 		"# %s_sys_us_per_echo=%.3f\n# %s_softirq_us_per_echo=%.3f\n"
 		"# %s_irq_us_per_echo=%.3f\n",

@@ -47,10 +47,14 @@ struct cpu_snap {
 
 /* Busy time of a set of CPUs over a window, seconds. busy = the kinds'
  * sum; sampled = what the ticks attributed (for comparison); steal = what
- * the hypervisor gave another tenant, in neither (a vCPU that waited). */
+ * the hypervisor gave another tenant, in neither (a vCPU that waited).
+ * negative = how far below zero the window less idle, iowait and steal
+ * went, summed over the CPUs where it did: busy counts those CPUs as 0,
+ * and a reading the host made impossible (steal counted over time idle
+ * counted too) is then flagged, never hidden (analysis/disturbed.h). */
 struct cpu_use {
 	double window_s, busy_s, usr_s, sys_s, softirq_s, irq_s, sampled_s;
-	double steal_s;
+	double steal_s, negative_s;
 	int ncpus;
 };
 

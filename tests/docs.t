@@ -15,9 +15,8 @@
 #   tests-declare-cases  every tests/*.t declares ALL_TESTS and calls
 #               select_cases before root_or_bail_out, one result a file
 #   shell-size  no shell function over 80 lines and no shell file over
-#               600 (*.sh, *.t, run.sh, .ci/run), but for the few listed
-#               in SIZE_EXCEPTIONS, which may not grow; and the measure
-#               itself, on a scratch file, names what is too long
+#               600 (*.sh, *.t, run.sh, .ci/run), no exceptions; and the
+#               measure itself, on a scratch file, names what is too long
 #
 # DOCS_ROOT=DIR reads the *.md files under DIR instead of this checkout's
 # (the commands are still this checkout's): that is how self-check proves
@@ -387,13 +386,6 @@ test_tests_declare_cases() {
 # is split into cmd/compare-*.sh).
 FUNCTION_MAX=80
 FILE_MAX=600
-# Over the limits, and owned by work in flight: FILE FUNCTION LINES, or
-# FILE - LINES for the file. Each may shrink, never grow; once it is
-# within the limits its line here must go (the case says so).
-SIZE_EXCEPTIONS=(
-	"tests/judge.t - 644"
-)
-
 # shell_files: the shell files of the checkout, tracked or new.
 shell_files() {
 	git -C "$ECHOLAB_ROOT" ls-files --cached --others --exclude-standard -- \
@@ -419,34 +411,19 @@ shell_sizes() {
 }
 
 # size_check ROOT FILE...: the FILEs (relative to ROOT) measured against
-# the limits and SIZE_EXCEPTIONS; one line per problem, none when all is
-# well.
+# the limits; one line per problem, none when all is well. There are no
+# exceptions: a file over the limits is split before it lands.
 size_check() {
-	local root=$1 file name n e known=()
+	local root=$1 file name n
 	shift
-	declare -A allowed=() seen=()
-	for e in "${SIZE_EXCEPTIONS[@]}"; do
-		read -r file name n <<<"$e"
-		allowed["$file $name"]=$n
-	done
 	while read -r file name n; do
 		file=${file#"$root"/}
-		seen["$file $name"]=1
-		if [[ -z ${allowed["$file $name"]:-} ]]; then
-			if [[ $name == - ]]; then
-				echo "$file: $n lines, over $FILE_MAX: split it by role"
-			else
-				echo "$file: $name() is $n lines, over $FUNCTION_MAX: split it into named parts"
-			fi
-		elif ((n > ${allowed["$file $name"]})); then
-			echo "$file: $(sed 's/^-$/the file/; s/[^-]$/&()/' <<<"$name") grew to $n lines (SIZE_EXCEPTIONS lets it keep ${allowed["$file $name"]}, no more)"
+		if [[ $name == - ]]; then
+			echo "$file: $n lines, over $FILE_MAX: split it by role"
+		else
+			echo "$file: $name() is $n lines, over $FUNCTION_MAX: split it into named parts"
 		fi
 	done < <(cd "$root" && shell_sizes "$@" | sed "s|^|$root/|")
-	mapfile -t known < <(printf '%s\n' "${!allowed[@]}" | sort)
-	for e in "${known[@]}"; do
-		[[ -n ${seen[$e]:-} || ! -e $root/${e%% *} ]] ||
-			echo "${e%% *}: $(sed 's/^-$/the file/; s/[^-]$/&()/' <<<"${e#* }") is within the limits now: take its line out of SIZE_EXCEPTIONS"
-	done
 }
 
 test_shell_size() {

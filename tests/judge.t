@@ -36,6 +36,12 @@
 #   unpartnered        a run without a partner unpairs the server
 #   client-bound       client-bound runs left out of latency and rps, counted;
 #                      a saturated client with the server not is client-bound
+#   disturbed          runs the host disturbed (steal, zero busy with echoes)
+#                      left out of every figure and listed with their
+#                      reasons, their pairs dropped: the verdict changes
+#   disturbed-rules    each rule alone: steal over 3% of either side's
+#                      window, busy below zero by over a tick, CPU per echo
+#                      under 1 us; files without the newer keys still judged
 #   too-few-runs       two runs, or a baseline of two: too few runs
 #   no-cpu             no server_cpu_us_per_echo: the figure is absent
 #   no-stamps          latency from rtt_us unless every echo is stamped
@@ -52,180 +58,18 @@ source "$(dirname "$0")/lib.sh"
 ALL_TESTS="help same-distribution same-runs apart equal-load unequal-rates
 	coverage cpu-scope machine threshold
 	other-baseline reproducible known-medians paired unpaired paired-twins
-	two-directories unpartnered client-bound too-few-runs no-cpu no-stamps
+	two-directories unpartnered client-bound disturbed disturbed-rules
+	too-few-runs no-cpu no-stamps
 	window server-name gzipped bad-input markdown agreement"
 select_cases "$@"
 
 dir=$(mktemp -d)
 trap '[[ -n ${KEEP:-} ]] || rm -rf "$dir"' EXIT
 
-# A linear congruential generator: the same files on every machine and
-# bash. rnd sets r, uniform in [0, 1000). Each set of files sets seed
-# first, so it is the same whichever cases ran before.
-seed=1
-rnd() {
-	seed=$(((seed * 1103515245 + 12345) % 2147483648))
-	r=$(((seed >> 8) % 1000))
-}
-
-# mkrun FILE LABEL REPEAT LAT_US RPS CPU_CENTI: one run, 200 ok samples.
-# The run's level is LAT_US and CPU_CENTI/100 give or take NOISE per mille
-# (default 50), RPS give or take RPS_NOISE (default NOISE, at most 10: an
-# open-loop run achieves its offered rate within a percent, so runs at one
-# rate are at equal load); its samples' arrival_us spread uniformly from half
-# to 1.5 times its level, rtt_us 5 us later. BOUND=client writes
-# bottleneck=client; NOSTAMP=1 leaves arrival_us '-'; NOCPU=1 leaves out
-# server_cpu_us_per_echo; WINDOW=S adds window_s; SWEEP=V sweep_value;
-# BUSY="S C" the server's and the client's busy seconds on CPUs apart;
-# SCOPE=all: the server's CPU counted over every CPU; CLIENT_CPU=CENTI
-# the client's CPU per echo (exact, no noise);
-# SCALE=PERMILLE slows the whole machine by that much (1000: not at all).
-mkrun() {
-	local file=$1 label=$2 rep=$3 lat=$4 rps=$5 cpu=$6 i n=200 a arr
-	local noise=${NOISE:-50} scale=${SCALE:-1000} rnoise
-	rnoise=${RPS_NOISE:-$((${NOISE:-50} < 10 ? ${NOISE:-50} : 10))}
-	lat=$((lat * scale / 1000)) rps=$((rps * 1000 / scale)) cpu=$((cpu * scale / 1000))
-	rnd
-	lat=$((lat * (1000 - noise + r * 2 * noise / 1000) / 1000))
-	rnd
-	rps=$((rps * (1000 - rnoise + r * 2 * rnoise / 1000) / 1000))
-	rnd
-	cpu=$((cpu * (1000 - noise + r * 2 * noise / 1000) / 1000))
-	{
-		printf '# label=%s\n# threads=4\n# repeat=%s\n' "$label" "$rep"
-		[[ -z ${SWEEP:-} ]] || printf '# sweep=threads\n# sweep_value=%s\n' "$SWEEP"
-		printf '# columns=thread\tround\tconnect_us\trtt_us\tarrival_us\tlag_us\tstatus\n'
-		for ((i = 0; i < n; i++)); do
-			rnd
-			a=$((lat * (500 + r) / 1000))
-			arr=$a.0
-			[[ -z ${NOSTAMP:-} ]] || arr=-
-			printf '%d\t0\t-\t%d.0\t%s\t-\tok\n' $((i % 4)) $((a + 5)) "$arr"
-		done
-		printf '1\t1\t-\t-\t-\t-\ttimeout\n'
-		# n samples at rps a second: n * 1e6 / rps microseconds.
-		printf '# elapsed_s=%d.%06d\n' $((n / rps)) $((n * 1000000 / rps % 1000000))
-		[[ -z ${WINDOW:-} ]] || printf '# window_s=%s\n' "$WINDOW"
-		[[ -z ${BUSY:-} ]] || printf '# cpu_scope=split\n# server_busy_s=%s\n# client_busy_s=%s\n' "${BUSY% *}" "${BUSY#* }"
-		[[ -z ${SCOPE:-} ]] || printf '# cpu_scope=%s\n' "$SCOPE"
-		[[ -z ${CLIENT_CPU:-} ]] || printf '# client_cpu_us_per_echo=%d.%02d\n' $((CLIENT_CPU / 100)) $((CLIENT_CPU % 100))
-		[[ -n ${NOCPU:-} ]] || printf '# server_cpu_us_per_echo=%d.%02d\n' $((cpu / 100)) $((cpu % 100))
-		printf '# bottleneck=%s\n' "${BOUND:-none}"
-	} >"$dir/$file"
-}
-
-# runs SET LABEL COUNT LAT RPS CPU: COUNT runs of LABEL, files SET/LABEL-N.tsv.
-runs() {
-	local set=$1 label=$2 count=$3 i
-	mkdir -p "$dir/$set"
-	for ((i = 1; i <= count; i++)); do
-		mkrun "$set/$label-$i.tsv" "$label" "$i" "$4" "$5" "$6"
-	done
-}
-
-# twins FROM TO: TO holds FROM's user runs, and each again labelled twin.
-twins() {
-	local f
-	mkdir -p "$dir/$2"
-	for f in "$dir/$1"/user-*.tsv; do
-		cp "$f" "$dir/$2/"
-		sed 's/^# label=user$/# label=twin/' "$f" >"$dir/$2/twin-${f##*-}"
-	done
-}
-
-# line OUTPUT LABEL FIGURE: judge's line for that label and figure.
-line() { grep -E "^judge label=$2 figure=$3 " <<<"$1"; }
-# verdict OUTPUT LABEL FIGURE: its verdict (the rest of the line).
-verdict() { line "$@" | sed 's/.* verdict=//'; }
-
-# no_difference NAME OUTPUT LABEL [WORDS]: no figure of LABEL is declared
-# different: each is equivalent or inconclusive (or WORDS, a regex).
-no_difference() {
-	local name=$1 out=$2 label=$3 want=${4:-equivalent|inconclusive} f got=()
-	for f in p50 p99 rps cpu; do
-		got+=("$f: $(verdict "$out" "$label" "$f")")
-	done
-	like "$(printf '%s\n' "${got[@]}")" "^p50: ($want)"$'\n'"p99: ($want)"$'\n'"rps: ($want)"$'\n'"cpu: ($want)\$" "$name"
-}
-
-# ---- fixtures: sets of files several cases read, each made once and
-# never changed (a case that changes files works on a copy) --------------------
-
-# The data sets drawn from one distribution, 'SEED COUNT LAT RPS CPU
-# NOISE' each: other seeds, other levels, noise from 2% to 10% a run,
-# five to eight runs a side.
-SAME_SETS=("1 5 100 20000 1500 50" "2 5 3000 800 9000 20" "3 8 40 150000 300 100"
-	"4 6 700 5000 2500 80")
-
-# same_set N: sameN/, the Nth of SAME_SETS: its runs of user and other.
-same_set() {
-	local s count lat rps cpu noise
-	[[ ! -d $dir/same$1 ]] || return 0
-	read -r s count lat rps cpu noise <<<"${SAME_SETS[$1 - 1]}"
-	seed=$((s * 7919))
-	NOISE=$noise runs "same$1" user "$count" "$lat" "$rps" "$cpu"
-	NOISE=$noise runs "same$1" other "$count" "$lat" "$rps" "$cpu"
-}
-
-# equal_runs: equal/, user, cheap and dear at one rate, 5 runs each, and
-# near (8% dearer) in 1% noise; near10/: the same 8% in 10% noise.
-equal_runs() {
-	[[ ! -d $dir/equal ]] || return 0
-	seed=44
-	runs equal user 5 100 20000 1500
-	runs equal cheap 5 100 20000 900
-	runs equal dear 5 100 20000 2400
-	mkdir -p "$dir/near10"
-	NOISE=10 runs equal near 5 100 20000 1620
-	NOISE=100 runs near10 user 5 100 20000 1500
-	NOISE=100 runs near10 near 5 100 20000 1620
-}
-
-# apart_runs: apart/, user, fast and slow clearly apart, 5 runs each.
-apart_runs() {
-	[[ ! -d $dir/apart ]] || return 0
-	seed=42
-	runs apart user 5 100 20000 1500
-	runs apart fast 5 60 30000 900
-	runs apart slow 5 160 12000 2400
-}
-
-# drift_runs: drift/ and nopair/. The machine drifts: each repetition
-# runs 15% slower or faster than the next for every server alike (SCALE),
-# the runs themselves vary 1%, and 'dearer' costs 6% more than user in
-# every repetition. Paired by repeat=, the drift cancels; unpaired (in
-# nopair/, dearer's repeat numbers are no user's), it hides the 6%.
-drift_runs() {
-	local rep=0 scale
-	[[ ! -d $dir/drift ]] || return 0
-	seed=17
-	mkdir -p "$dir/drift" "$dir/nopair"
-	for scale in 1000 1150 870 1200 950 1100 850 1050; do
-		rep=$((rep + 1))
-		SCALE=$scale NOISE=10 mkrun "drift/user-$rep.tsv" user "$rep" 100 20000 1000
-		SCALE=$scale NOISE=10 mkrun "drift/dearer-$rep.tsv" dearer "$rep" 100 20000 1060
-		sed "s/^# repeat=.*/# repeat=$((rep + 100))/" "$dir/drift/dearer-$rep.tsv" >"$dir/nopair/dearer-$rep.tsv"
-		cp "$dir/drift/user-$rep.tsv" "$dir/nopair/"
-	done
-}
-
-# few_runs: few/, user 5 runs, two 2 runs.
-few_runs() {
-	[[ ! -d $dir/few ]] || return 0
-	seed=9
-	runs few user 5 100 20000 1500
-	runs few two 2 50 40000 700
-}
-
-# window_runs: window/, user's 5 runs and a 9th with window_s=0.5.
-window_runs() {
-	[[ ! -d $dir/window ]] || return 0
-	seed=15
-	runs window user 5 100 20000 1500
-	WINDOW=0.5 mkrun window/user-9.tsv user 9 100 20000 1500
-}
-
-# ---- the help ----------------------------------------------------------------
+# The raw files the cases judge, made here, and how to read judge's lines:
+# tests/judge-lib.sh.
+# shellcheck source=tests/judge-lib.sh
+source "$(dirname "$0")/judge-lib.sh"
 
 test_help() {
 	local out
@@ -270,7 +114,7 @@ test_apart() {
 		"a lower latency is a ratio below 1, interval too"
 	like "$(line "$out" fast rps)" " ratio=1\.[0-9]+ ratio_lo=1\.[0-9]+ ratio_hi=1\.[0-9]+ " \
 		"more requests a second is a ratio above 1, interval too"
-	like "$(line "$out" user p50)" "^judge label=user figure=p50 source=arrival_us n=5 excluded=0 median=[0-9.]+ lo=[0-9.]+ hi=[0-9.]+ coverage=0\.938 ratio=- ratio_lo=- ratio_hi=- ratio_coverage=- pairs=0 verdict=-$" \
+	like "$(line "$out" user p50)" "^judge label=user figure=p50 source=arrival_us n=5 excluded=0 disturbed=0 median=[0-9.]+ lo=[0-9.]+ hi=[0-9.]+ coverage=0\.938 ratio=- ratio_lo=- ratio_hi=- ratio_coverage=- pairs=0 verdict=-$" \
 		"the baseline's line: its median, no ratio, 5 runs cover 93.8%"
 	is "$(head -n1 <<<"$out" | cut -d' ' -f2)" label=user "the baseline comes first"
 }
@@ -397,7 +241,7 @@ test_known_medians() {
 	out=$("$JUDGE" "$dir"/flat/*.tsv)
 	is "$(line "$out" user rps | grep -o ' median=[^ ]* lo=[^ ]* hi=[^ ]*')" " median=20000 lo=20000 hi=20000" \
 		"rps: ok samples over elapsed_s"
-	is "$(line "$out" user cpu | grep -o ' n=5 excluded=0 median=[^ ]*')" " n=5 excluded=0 median=15.00" \
+	is "$(line "$out" user cpu | grep -o ' n=5 excluded=0 disturbed=0 median=[^ ]*')" " n=5 excluded=0 disturbed=0 median=15.00" \
 		"cpu: server_cpu_us_per_echo as it is"
 }
 
@@ -481,6 +325,76 @@ test_client_bound() {
 		"a saturated client with the server not is client-bound; both saturated or neither is not"
 }
 
+# ---- runs the host disturbed -----------------------------------------------------------
+
+test_disturbed() {
+	local out
+	disturbed_runs
+	out=$("$JUDGE" "$dir"/disturbed/*.tsv)
+	like "$(line "$out" other cpu)" " n=5 excluded=0 disturbed=2 " "left out of cpu and counted"
+	like "$(line "$out" other p50)" " n=5 excluded=0 disturbed=2 " "left out of latency too"
+	like "$(line "$out" other rps)" " n=5 excluded=0 disturbed=2 " "... and of rps"
+	like "$(line "$out" user cpu)" " n=7 excluded=0 disturbed=0 " "their partners stay in user's own figures"
+	like "$(line "$out" other cpu)" " pairs=5 verdict=equivalent$" \
+		"the two pairs drop out, the five others stand: equivalent"
+	like "$(grep '^disturbed label=other repeat=6 ' <<<"$out")" \
+		"^disturbed label=other repeat=6 file=$dir/disturbed/other-6\.tsv reason=server steal 18\.0% of the window \(0\.90 s\); client steal 30\.0% of the window \(1\.50 s\); server busy 0\.40 s below zero; server CPU 0\.00 us per echo with 200 echoes$" \
+		"zero busy with echoes: listed with every reason"
+	like "$(grep '^disturbed label=other repeat=7 ' <<<"$out")" \
+		" file=$dir/disturbed/other-7\.tsv reason=server steal 10\.0% of the window \(0\.50 s\)$" \
+		"steal over the bound: listed, its reason the steal alone"
+	is "$(grep -c '^disturbed ' <<<"$out")" 2 "no other run listed"
+
+	# What the rule changes: the same runs, with the evidence of the 7th
+	# run's steal gone (its steal line) and the 6th gone; the 7th's low
+	# reading then counts and unsettles the verdict.
+	mkdir -p "$dir/undisturbed"
+	cp "$dir"/disturbed/user-*.tsv "$dir"/disturbed/other-[1-5].tsv "$dir/undisturbed/"
+	sed '/^# server_steal_s=/d' "$dir/disturbed/other-7.tsv" >"$dir/undisturbed/other-7.tsv"
+	out=$("$JUDGE" "$dir"/undisturbed/*.tsv)
+	like "$(line "$out" other cpu)" " n=6 excluded=0 disturbed=0 .* verdict=inconclusive$" \
+		"the stolen run counted: inconclusive, where leaving it out gave equivalent"
+
+	out=$("$JUDGE" --markdown "$dir"/disturbed/*.tsv)
+	like "$(grep '^| other |' <<<"$out")" "^\| other \| 7, 2 disturbed \|" "--markdown: the runs column counts them"
+	like "$out" $'\n- `other-6\\.tsv` \\(other, repeat 6\\): server steal 18\\.0%[^\n]*server CPU 0\\.00 us per echo with 200 echoes\n' \
+		"--markdown: listed below the table with their reasons"
+	like "$out" "Left out of every figure, disturbed by the host: steal over"$'\n'"3% of the window" \
+		"--markdown: the list says the rule"
+}
+
+# Each rule alone, one run of 'rules' each beside user's clean ones; the
+# last two files are of before bench's busy_negative_s (and the very last
+# of before steal_s).
+test_disturbed_rules() {
+	local out listed
+	seed=29
+	mkdir -p "$dir/rules"
+	runs rules user 5 100 20000 1500
+	WINDOW=5 STEAL="0.14 0.14" NEG="0 0" mkrun rules/rules-1.tsv rules 1 100 20000 1500
+	WINDOW=5 STEAL="0.01 0.20" NEG="0 0" mkrun rules/rules-2.tsv rules 2 100 20000 1500
+	WINDOW=5 STEAL="0.01 0.01" NEG="0.05 0" mkrun rules/rules-3.tsv rules 3 100 20000 1500
+	WINDOW=5 STEAL="0.01 0.01" NEG="0.005 0" mkrun rules/rules-4.tsv rules 4 100 20000 1500
+	WINDOW=5 SERVER_CPUS=0-1 STEAL="0.25 0.01" NEG="0 0" mkrun rules/rules-5.tsv rules 5 100 20000 1500
+	WINDOW=5 STEAL="0.01 0.01" NOISE=0 mkrun rules/rules-6.tsv rules 6 100 20000 90
+	mkrun rules/rules-7.tsv rules 7 100 20000 0
+	mkrun rules/rules-8.tsv rules 8 100 20000 1500
+	out=$("$JUDGE" "$dir"/rules/*.tsv)
+	listed=$(sed -n 's/^disturbed label=rules repeat=\([0-9]*\) .* reason=/\1 /p' <<<"$out")
+	diag "$listed"
+	like "$listed" $'(^|\n)2 client steal 4\\.0% of the window \\(0\\.20 s\\)(\n|$)' \
+		"the client's steal over 3% of its window: disturbed"
+	like "$listed" $'(^|\n)3 server busy 0\\.05 s below zero(\n|$)' \
+		"busy 5 ticks below zero (bench's newer key): disturbed, whatever its CPU per echo"
+	like "$listed" $'(^|\n)6 server CPU 0\\.90 us per echo with 200 echoes(\n|$)' \
+		"0.9 us per echo: under the floor"
+	like "$listed" $'(^|\n)7 server CPU 0\\.00 us per echo with 200 echoes(\n|$)' \
+		"zero busy with echoes in a file without the newer keys: disturbed"
+	is "$(cut -d' ' -f1 <<<"$listed" | tr '\n' ' ')" "2 3 6 7 " \
+		"not disturbed: 2.8% stolen, under a tick below zero, 5% of two CPUs' window on one, an older clean file"
+	like "$(line "$out" rules cpu)" " n=4 excluded=0 disturbed=4 " "the four left out of the figures"
+}
+
 # ---- too few runs, absent figures, which time ------------------------------------------
 
 test_too_few_runs() {
@@ -500,7 +414,7 @@ test_no_cpu() {
 	runs old user 5 100 20000 1500
 	NOCPU=1 runs old old 5 100 20000 1500
 	out=$("$JUDGE" "$dir"/old/*.tsv)
-	like "$(line "$out" old cpu)" " n=0 excluded=0 median=- lo=- hi=- .* verdict=too few runs$" \
+	like "$(line "$out" old cpu)" " n=0 excluded=0 disturbed=0 median=- lo=- hi=- .* verdict=too few runs$" \
 		"no server_cpu_us_per_echo: the figure is absent"
 }
 
@@ -519,7 +433,7 @@ test_window() {
 	local out
 	window_runs
 	out=$("$JUDGE" "$dir"/window/user-9.tsv)
-	like "$(line "$out" user rps)" " source=window_s n=1 excluded=0 median=400 " "rps: window_s first (200 ok over 0.5 s)"
+	like "$(line "$out" user rps)" " source=window_s n=1 excluded=0 disturbed=0 median=400 " "rps: window_s first (200 ok over 0.5 s)"
 }
 
 test_server_name() {

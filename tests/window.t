@@ -182,6 +182,11 @@ check_cpu() {
 		'BEGIN { exit !(s ~ /^[0-9]+(\.[0-9]+)?$/ && s <= w * n) }'
 	ok $? "$name: ${side}_steal_s is in [0, window_s x CPUs]"
 	diag "$name: ${side}_steal_s=$(meta "$file" "${side}_steal_s")"
+	# How far the window less idle and steal went below zero (kept, not
+	# hidden by the clamp): none at all, up to the whole window.
+	awk -v s="$(meta "$file" "${side}_busy_negative_s")" -v w="$(meta "$file" window_s)" -v n="$(nproc)" \
+		'BEGIN { exit !(s ~ /^[0-9]+\.[0-9]+$/ && s <= w * n) }'
+	ok $? "$name: ${side}_busy_negative_s is in [0, window_s x CPUs]"
 }
 
 test_cpu_split() {
@@ -194,6 +199,7 @@ test_cpu_split() {
 			skip "cpu-split/split: ${side}'s usr + sys + softirq + irq make its total" one-cpu
 			skip "cpu-split/split: ${side}_cpu_us_per_echo is ${side}_busy_s over cpu_echoes" one-cpu
 			skip "cpu-split/split: ${side}_steal_s is in [0, window_s x CPUs]" one-cpu
+			skip "cpu-split/split: ${side}_busy_negative_s is in [0, window_s x CPUs]" one-cpu
 		done
 		for name in "the summary says cpu_scope=split" "NET_RX softirqs and kworker ms per CPU in the file" \
 			"--server-cpus overrides run.sh's placement" "summarize pools busy time over echoes" \
