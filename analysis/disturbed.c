@@ -12,20 +12,9 @@
 
 #include "cpulist.h"
 #include "disturbed.h"
+#include "rawfile.h"
 
 static const char *const side_name[NSIDES] = { "server", "client" };
-
-static double value_of(const char *s)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end || errno || !isfinite(v))
-		return NAN;
-	return v;
-}
 
 void disturbance_init(struct disturbance *d)
 {
@@ -45,22 +34,22 @@ void disturbance_meta(struct disturbance *d, const char *key,
 	int i;
 
 	if (!strcmp(key, "window_s"))
-		d->window_s = value_of(value);
+		d->window_s = raw_number(value);
 	else if (!strcmp(key, "user_hz"))
-		d->user_hz = value_of(value);
+		d->user_hz = raw_number(value);
 	else if (!strcmp(key, "cpu_echoes"))
-		d->echoes = value_of(value);
+		d->echoes = raw_number(value);
 	else if (!strcmp(key, "server_cpu_us_per_echo"))
-		d->cpu_us_per_echo = value_of(value);
+		d->cpu_us_per_echo = raw_number(value);
 	for (i = 0; i < NSIDES; i++) {
 		size_t n = strlen(side_name[i]);
 
 		if (strncmp(key, side_name[i], n) || key[n] != '_')
 			continue;
 		if (!strcmp(key + n, "_steal_s"))
-			d->steal_s[i] = value_of(value);
+			d->steal_s[i] = raw_number(value);
 		else if (!strcmp(key + n, "_busy_negative_s"))
-			d->negative_s[i] = value_of(value);
+			d->negative_s[i] = raw_number(value);
 		else if (!strcmp(key + n, "_cpus"))
 			d->cpus[i] = cpu_set_parse(value, &set) &&
 				     CPU_COUNT(&set) ? CPU_COUNT(&set) : 1;

@@ -176,19 +176,6 @@ static void usage(FILE *f)
 		MIN_PAIRS, RESAMPLES, MIN_RUNS);
 }
 
-/* A metadata value as a number: NAN when it is not one. */
-static double number(const char *s)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end || errno || !isfinite(v))
-		return NAN;
-	return v;
-}
-
 /* The samples of the file being read, kept for the next one. */
 static double *rtt, *arrival;
 static size_t rtt_cap, arrival_cap;
@@ -242,19 +229,19 @@ static int read_run(const char *path, struct run *run)
 				snprintf(run->sweep, sizeof(run->sweep), "%s",
 					 e.value);
 			else if (!strcmp(e.key, "elapsed_s"))
-				elapsed = number(e.value);
+				elapsed = raw_number(e.value);
 			else if (!strcmp(e.key, "window_s"))
-				window = number(e.value);
+				window = raw_number(e.value);
 			else if (!strcmp(e.key, "server_cpu_us_per_echo"))
-				run->cpu = number(e.value);
+				run->cpu = raw_number(e.value);
 			else if (!strcmp(e.key, "client_cpu_us_per_echo"))
-				client_cpu = number(e.value);
+				client_cpu = raw_number(e.value);
 			else if (!strcmp(e.key, "bottleneck"))
 				run->client_bound |= !strcmp(e.value, "client");
 			else if (!strcmp(e.key, "client_busy_s"))
-				client_busy = number(e.value);
+				client_busy = raw_number(e.value);
 			else if (!strcmp(e.key, "server_busy_s"))
-				server_busy = number(e.value);
+				server_busy = raw_number(e.value);
 			else if (!strcmp(e.key, "server_cpus"))
 				server_cpus = cpu_count(e.value);
 			else if (!strcmp(e.key, "client_cpus"))
@@ -265,7 +252,7 @@ static int read_run(const char *path, struct run *run)
 					 e.value);
 			}
 			else if (!strcmp(e.key, "full_ok"))
-				full_ok = number(e.value);
+				full_ok = raw_number(e.value);
 			continue;
 		}
 		if (strcmp(e.status, "ok"))
@@ -897,7 +884,7 @@ static void parse_args(int argc, char **argv)
 			baseline = optarg;
 			break;
 		case 't':
-			threshold = number(optarg);
+			threshold = raw_number(optarg);
 			if (isnan(threshold) || threshold < 0 ||
 			    threshold >= 100)
 				usage_error("--threshold: '%s' is not a percentage in [0, 100)",
@@ -905,7 +892,7 @@ static void parse_args(int argc, char **argv)
 			threshold /= 100.0;
 			break;
 		case 'r':
-			rate_tolerance = number(optarg);
+			rate_tolerance = raw_number(optarg);
 			if (isnan(rate_tolerance) || rate_tolerance < 0 ||
 			    rate_tolerance >= 100)
 				usage_error("--rate-tolerance: '%s' is not a percentage in [0, 100)",

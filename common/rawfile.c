@@ -223,3 +223,15 @@ int raw_next(struct raw_reader *r, struct raw_entry *e)
 	}
 	return got < 0 ? -1 : 0;
 }
+
+double raw_number(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(v))
+		return NAN;
+	return v;
+}

@@ -100,4 +100,8 @@ int raw_open(struct raw_reader *r, const char *path);
 int raw_next(struct raw_reader *r, struct raw_entry *e);
 void raw_close(struct raw_reader *r);
 
+/* A metadata value (raw_entry's value) as a number: NAN when it is not
+ * one, or not finite. */
+double raw_number(const char *s);
+
 #endif
