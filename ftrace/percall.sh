@@ -269,8 +269,7 @@ main() {
 	done
 	((${#bench_args[@]})) || bench_args=(-t 10 -r 5 -m 100)
 	need_root "${0##*/}"
-	command -v "$PERF" >/dev/null ||
-		die "perf ($PERF) is not installed${ECHOLAB_WHERE:+ in the guest}: run 'sudo make deps' (Debian: linux-perf)"
+	need_perf
 	[[ -n $out ]] || out=$(results_dir)
 	mkdir -p "$out"
 	if ((vm)); then

@@ -306,8 +306,7 @@ main() {
 	profile_options "$@"
 	profile_servers
 	need_root "${0##*/}"
-	command -v "$PERF" >/dev/null ||
-		die "perf ($PERF) is not installed${ECHOLAB_WHERE:+ in the guest}: run 'sudo make deps' (Debian: linux-perf)"
+	need_perf
 	[[ -n $out ]] || out=$(results_dir)
 	mkdir -p "$out"
 	if ((vm)); then

@@ -216,6 +216,13 @@ rerun_in_guest() {
 	in_guest "$out" "${VM_TIMEOUT:-600}" bash "ftrace/${0##*/}" --out /out "${a[@]}"
 }
 
+# need_perf: perf ($PERF) is there, or the script dies saying how to
+# get it (percall.sh and profile.sh, here and in the guest).
+need_perf() {
+	command -v "$PERF" >/dev/null ||
+		die "perf ($PERF) is not installed${ECHOLAB_WHERE:+ in the guest}: run 'make deps' as root, or with sudo (Debian: linux-perf)"
+}
+
 # Newest results directory, or a new one (results/DATE-ftrace).
 results_dir() {
 	local d
