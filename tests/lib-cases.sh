@@ -15,7 +15,7 @@
 # server's hook must agree with the platform: one that refused a server
 # this machine can run would drop its cases without a failure.
 each_variant() {
-	local func=$1 lister=${2:-variants} label server args why lacks labels
+	local func=$1 lister=${2:-variants} label server args why lacks labels t0
 	local guest=()
 	labels=" $("$lister" | cut -d' ' -f1 | tr '\n' ' ') "
 	while read -r label server args; do
@@ -34,16 +34,19 @@ each_variant() {
 			diag "$label: run.sh says '${why:-it runs here}'; the platform: ${lacks:-has all it needs ($(server_get "$server" needs))}"
 		elif [[ -z $why ]]; then
 			_case=$label
+			t0=$SECONDS
 			# shellcheck disable=SC2086 # args: zero or more start options
 			"$func" "$label" "$server" $args
 			_case=
+			took "$label" "$t0"
 		elif [[ ${ECHOLAB_WHERE:-} == vm ]]; then
 			skip "$label: $(basename "$0" .t)" "$lacks"
 		else
 			guest+=("$label")
 		fi
 	done < <("$lister")
-	((${#guest[@]} == 0)) || _relay_from_guest "${guest[@]}"
+	t0=$SECONDS
+	((${#guest[@]} == 0)) || { _relay_from_guest "${guest[@]}"; took "guest ${guest[*]}" "$t0"; }
 }
 
 # _relay_from_guest VARIANT...: this file in the guest for those variants.
@@ -247,17 +250,25 @@ case_selected() {
 # run_tests: each selected case's function, in order; a case without its
 # function is a failure, not a silent pass.
 run_tests() {
-	local c f
+	local c f t0
 	for c in "${SELECTED[@]}"; do
 		_case=$c
 		f=test_${c//-/_}
+		t0=$SECONDS
 		if declare -F "$f" >/dev/null; then
 			"$f"
 		else
 			ok 1 "has its function $f"
 		fi
+		took "$c" "$t0"
 	done
 	_case=
+}
+
+# took WHAT T0: a diagnostic of how long WHAT took since $SECONDS was T0,
+# so a log tells where a tier's minutes go (docs/testing.md, CI's time).
+took() {
+	diag "time: $1 took $((SECONDS - $2)) s"
 }
 
 # variant_cases [LISTER]: the cases of a file that runs each_variant: each
