@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # peers: public echo servers measured beside ours, so that "at its best"
-# has a reference (results/README.md, "At its best"). None of their code
+# has a reference (results/history.md, "At its best"). None of their code
 # is in this repository: cmd/peers.sh fetches and builds them outside it,
 # into $ECHOLAB_PEERS (default /var/tmp/echolab-peers). compare measures
 # one only when --servers names it; no test holds them to our contract

@@ -225,7 +225,7 @@ test_cpus_usage() {
 # SCHED_IDLE threads, and leaves in about a hundred microseconds; the
 # threads wait milliseconds for their one CPU to read the echoes. (With
 # run.sh --cpus 0 the echo moves to CPU 0 and saturates it: the server is
-# the bottleneck there, results/README.md.) A client-bound run's plots
+# the bottleneck there, results/history.md.) A client-bound run's plots
 # say so in their titles.
 test_bottleneck() {
 	local out raw=$runs/t2000.tsv

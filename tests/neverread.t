@@ -21,7 +21,7 @@
 #   run.sh stop exits 0 and leaves nothing; dmesg has no warning.
 #
 # The figures of each variant are on a '# neverread:' line: the faults
-# table of results/README.md has them (docs/faults.md).
+# table of results/history.md has them (docs/faults.md).
 #
 # Its cases are the declared variants, the bypass's included
 # (variant_cases all_variants; --list prints them): user, user-w2,

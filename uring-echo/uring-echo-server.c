@@ -43,7 +43,7 @@
  *   user's CPU per echo over 50 connections and 1.23-1.24 x over 1,000,
  *   and its p50 1.4-1.5 x, where without it uring is 0.94-0.96 x; the
  *   extra time is in TCP receive (1.38 us an echo against 1.11) and
- *   interrupts (3.65 against 3.50), by the profile (results/README.md,
+ *   interrupts (3.65 against 3.50), by the profile (results/history.md,
  *   "uring's defaults, judged at equal load"). What it buys is a closed
  *   loop's rate: replies in bursts cost the client less. Not after a small turn: every echo is two
  *   completions (its receive, its send), so at a moderate load nearly
@@ -348,7 +348,7 @@ static unsigned long l2_bytes(void)
  * one: 256 buffers of 64 KiB are 16 MiB walked through, where user reads
  * into one 256 KiB buffer. At 16 KiB and 14,400 msg/s that made uring's
  * two copies 2.27 us an echo against user's 1.69, and 32 buffers (2 MiB,
- * this machine's L2) 1.71 (results/README.md, "Why uring's copies cost
+ * this machine's L2) 1.71 (results/history.md, "Why uring's copies cost
  * more"). Never fewer than --conn-buffers, nor than 16 (a ring that runs
  * dry pauses receives until buffers return); never more than 256.
  */
