@@ -29,7 +29,8 @@ rnd() {
 # SCALE=PERMILLE slows the whole machine by that much (1000: not at all);
 # STEAL="S C" the server's and the client's steal seconds, NEG="S C" their
 # busy seconds below zero (bench's SIDE_busy_negative_s), SERVER_CPUS=LIST
-# the server's CPUs (with WINDOW=S, what judge's disturbed rules read).
+# the server's CPUs (with WINDOW=S, what judge's disturbed rules read);
+# META=LINES more '# key=value' lines on top (size=, rate=: findings.t).
 mkrun() {
 	local file=$1 label=$2 rep=$3 lat=$4 rps=$5 cpu=$6 i n=200 a arr
 	local noise=${NOISE:-50} scale=${SCALE:-1000} rnoise
@@ -44,6 +45,7 @@ mkrun() {
 	{
 		printf '# label=%s\n# threads=4\n# repeat=%s\n' "$label" "$rep"
 		[[ -z ${SWEEP:-} ]] || printf '# sweep=threads\n# sweep_value=%s\n' "$SWEEP"
+		[[ -z ${META:-} ]] || printf '%s\n' "$META"
 		printf '# columns=thread\tround\tconnect_us\trtt_us\tarrival_us\tlag_us\tstatus\n'
 		for ((i = 0; i < n; i++)); do
 			rnd
