@@ -89,6 +89,7 @@ fact() {
 	case $name in
 	modules) desc="this kernel loads modules (/proc/modules exists)" ;;
 	one-cpu) desc="one CPU online (nproc)" ;;
+	no-cpuidle) desc="this kernel keeps no idle-state residency (no /sys/devices/system/cpu/cpu0/cpuidle/state*/time)" ;;
 	no-fentry) desc="this kernel refuses fentry programs (tests/build/fentry-probe: $(_fentry_probe))" ;;
 	no-function-graph) desc="this kernel has no function_graph tracer (available_tracers)" ;;
 	panic-on-warn) desc="this kernel panics on a WARN (kernel.panic_on_warn=1): a test that provokes one would crash it" ;;
@@ -108,6 +109,7 @@ _fact_detect() {
 	case $1 in
 	modules) [[ -e /proc/modules ]] ;;
 	one-cpu) (($(nproc) < 2)) ;;
+	no-cpuidle) ! compgen -G '/sys/devices/system/cpu/cpu0/cpuidle/state*/time' >/dev/null ;;
 	no-fentry)
 		_fentry_probe >/dev/null
 		(($? == 1))
