@@ -7,21 +7,21 @@
 # paragraph, its lines joined (a heading alone; code blocks and `code`
 # skipped). A quoted figure is a ratio with its interval as judge writes
 # it, 'R [L, H]' (0.886 [0.883, 0.907]), an interval alone, '[L, H]', or
-# a bare ratio of three decimals, 'R' (a number with a unit after it,
-# 16.688 us or 2.000 x, is no ratio). A verdict beside it, after it (past
-# a coverage such as 93.8%, a '**' or a comma) or before it as
-# 'cheaper (0.886)', is one of cheaper, costlier, faster, slower,
-# equivalent, inconclusive, or 'no difference detected' (judge's words
-# before 2026-11-25, which it no longer gives). The unit's results
-# directories are those it links ([text](DIR/summary.md) from
-# results/README.md, results/DIR/... from elsewhere) or names
-# (results/DIR, in `code` too). Each figure must be one that
-# cmd/findings.sh gives for one of them, for any size, load, server,
-# figure and baseline (--every-baseline: a page may quote uring-minwait
-# against uring): R [L, H] a row's ratio, lo and hi; [L, H] its lo and
-# hi; R its ratio; with a verdict, that row's verdict too. A unit that
-# quotes a figure and links no results directory fails: link the
-# directory it comes from.
+# a bare ratio of three decimals, 'R' (a number with its unit after it is
+# none: 16.688 us, 2.000 x, 2.000 copies, 0.003 calls, 1.690 per echo).
+# A verdict beside it, after it (past a coverage such as 93.8%, a '**'
+# or a comma) or before it as 'cheaper (0.886)', is one of cheaper,
+# costlier, faster, slower, equivalent, inconclusive, or 'no difference
+# detected' (judge's words before 2026-11-25, which it no longer gives).
+# The unit's results directories are those it links
+# ([text](DIR/summary.md) from results/README.md, results/DIR/... from
+# elsewhere) or names (results/DIR, in `code` too). Each figure must be
+# one that cmd/findings.sh gives for one of them, for any size, load,
+# server, figure and baseline (--every-baseline: a page may quote
+# uring-minwait against uring): R [L, H] a row's ratio, lo and hi; [L, H]
+# its lo and hi; R its ratio; with a verdict, that row's verdict too. A
+# unit that quotes a figure and links no results directory fails: link
+# the directory it comes from.
 #
 # Out: a line per quoted figure that fails, 'PAGE:LINE: FIGURE: why',
 # and what judge says (the rows that match but for the verdict, else the
@@ -83,9 +83,11 @@ function link_targets(s,   t) {
 		targets = targets " " norm(t ~ /^\// ? t : pagedir "/" t)
 	}
 }
-function named_targets(s) {
+function named_targets(s,   t, top) {
+	top = pagedir; sub(/\/results$/, "", top)
 	while (match(s, /results\/[0-9]+-[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*/)) {
-		targets = targets " " norm(root "/" substr(s, RSTART, RLENGTH)); s = substr(s, RSTART + RLENGTH)
+		t = substr(s, RSTART, RLENGTH); s = substr(s, RSTART + RLENGTH)
+		targets = targets " " norm(top "/" t) "|" norm(root "/" t)
 	}
 }
 function figures(s,   pre, f, p, after, r, l, h, v, m) {
@@ -94,7 +96,7 @@ function figures(s,   pre, f, p, after, r, l, h, v, m) {
 		f = substr(s, RSTART, RLENGTH); after = substr(s, RSTART + RLENGTH)
 		p = length(pre) + RSTART; pre = pre substr(s, 1, RSTART - 1); s = after
 		if (pre ~ /[0-9.]$/ || after ~ /^\.?[0-9]/ ||
-		    (f !~ /\[/ && (after ~ /^ ?(us|ms|ns|s|MB|MiB|KiB|GB|GHz|x)([^A-Za-z]|$)/ || after ~ /^%/))) {
+		    (f !~ /\[/ && (after ~ /^ ?(us|ms|ns|s|MB|MiB|KiB|GB|GHz|x|copies|calls|per)([^A-Za-z]|$)/ || after ~ /^%/))) {
 			pre = pre f
 			continue
 		}
@@ -139,11 +141,14 @@ quoted() {
 
 # resolve TARGET...: REPLY, the results directories among them, space-
 # separated ('-' for none): each target's nearest directory, where a
-# directory named results holds it. Builtins only: it runs per figure.
+# directory named results holds it. A target named in the text is
+# 'BESIDE|ROOT': results/DIR beside the page's own results/, else in
+# this checkout. Builtins only: it runs per figure.
 resolve() {
 	local t
 	REPLY=
 	for t in "$@"; do
+		[[ $t != *'|'* || -e ${t%|*} ]] && t=${t%|*} || t=${t#*|}
 		while [[ $t == */* && ! -d $t ]]; do t=${t%/*}; done
 		[[ -d $t && $t == */results/?* && " $REPLY " != *" $t "* ]] || continue
 		REPLY+=${REPLY:+ }$t
@@ -177,15 +182,15 @@ function say(c,   where) {
 	where = where (c[2] == "-" ? "" : ", " c[2] " B") ", offered " c[3] ": " c[4] " against " c[5] ", " c[6]
 	return where " " c[10] (c[11] == "-" ? "" : " [" c[11] ", " c[12] "]") " " c[15]
 }
-function judged(ds,   nd, dl, i, k, c, wrong, best, near, dd) {
-	nd = split(ds, dl, " "); wrong = ""; best = -1; near = ""
+function judged(ds,   nd, dl, i, k, c, wrong, nw, best, near, dd) {
+	nd = split(ds, dl, " "); wrong = ""; nw = 0; best = -1; near = ""
 	for (i = 1; i <= nd; i++) {
 		load(dl[i])
 		for (k = 1; k <= nrows[dl[i]]; k++) {
 			if (split(rows[dl[i], k], c, "\t") < 15) continue
 			if ((r == "-" || c[10] == r) && (l == "-" || (c[11] == l && c[12] == h))) {
 				if (v == "-" || c[15] == v) return "ok"
-				wrong = wrong (wrong == "" ? "" : "; ") say(c)
+				if (++nw <= 3) wrong = wrong (wrong == "" ? "" : "; ") say(c)
 				continue
 			}
 			if (c[r == "-" ? 11 : 10] == "-") continue
@@ -193,7 +198,7 @@ function judged(ds,   nd, dl, i, k, c, wrong, best, near, dd) {
 			if (best < 0 || dd < best) { best = dd; near = say(c) }
 		}
 	}
-	if (wrong != "") return "judge\x27s verdict is another: " wrong
+	if (wrong != "") return "judge\x27s verdict is another: " wrong (nw > 3 ? "; and " nw - 3 " more" : "")
 	if (near != "") return "judge gives no such " (l == "-" ? "ratio" : r == "-" ? "interval" : "ratio and interval") "; the nearest: " near
 	return "judge gives no ratio for the directories it links"
 }
