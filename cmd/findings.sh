@@ -34,7 +34,8 @@
 #   -h, --help         this text
 #
 # Nothing is run; only the raw files are read. Exit status: 0; 1 when a
-# DIR cannot be read or judge could not judge a group; 2 for bad usage.
+# DIR or a run file cannot be read or judge could not judge a group (the
+# other DIRs' and groups' rows are printed); 2 for bad usage.
 set -euo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
@@ -121,9 +122,12 @@ judge_group() {
 		}' <<<"$out"
 }
 
-# findings_dir DIR: its groups' rows, in order; 1 when a group failed.
+# findings_dir DIR: its groups' rows, in order; 1 when a run file could
+# not be read or a group could not be judged.
 findings_dir() {
-	local dir=$1 sub size offered label f key prev='' labels='' rc=0 files=()
+	local dir=$1 sub size offered label f key prev='' labels='' rc=0 files=() heads
+	heads=$(run_heads "$dir") || return 1
+	[[ -n $heads ]] || { warn "$dir: no run files (raw files with a '# label=' line)"; return 0; }
 	while IFS=$'\t' read -r sub size offered label f; do
 		key=$sub$'\t'$size$'\t'$offered
 		if [[ -n $prev && $key != "$prev" ]]; then
@@ -133,8 +137,7 @@ findings_dir() {
 		prev=$key
 		files+=("$f")
 		[[ " $labels " == *" $label "* ]] || labels+=${labels:+ }$label
-	done < <(run_heads "$dir" | sort -t$'\t' -k1,1V -k2,2n -k3,3n -k3,3V)
-	[[ -n $prev ]] || { warn "$dir: no run files (raw files with a '# label=' line)"; return 0; }
+	done < <(sort -t$'\t' -k1,1V -k2,2n -k3,3n -k3,3V <<<"$heads")
 	group_or_skip "$dir" "$prev" "$labels" "${files[@]}" || rc=1
 	return "$rc"
 }
