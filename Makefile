@@ -97,7 +97,7 @@ NATIVE_TESTS := $(filter-out $(VM_TESTS),$(wildcard tests/*.t))
 # No root, no server, no network: bench's arguments, the analysis's
 # arithmetic, the suite's own helpers, the docs.
 UNIT_TESTS := $(wildcard tests/stats.t tests/interval.t tests/summarize.t tests/judge.t \
-	tests/bench-args.t tests/lib.t tests/docs.t tests/hooks.t)
+	tests/bench-args.t tests/lib.t tests/docs.t tests/hooks.t tests/findings.t)
 # The fast tier, file by file and case by case (TESTS's syntax, tests/lib.sh):
 # the unit tests; each server's own tests; the contract on user, uring,
 # ebpf and one kecho mode (one guest boot, where modules do not load here);

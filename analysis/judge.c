@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,6 +74,7 @@ struct run {
 	bool window;			/* rps over window_s, not elapsed_s */
 	char scope[NAME_MAX_LEN];	/* cpu_scope: whose CPUs cpu counts */
 	size_t ok, narrival;
+	bool stamped;			/* every ok sample has an arrival_us */
 	double rps, cpu;
 	double machine;			/* server's and client's CPUs together */
 	double p50_arrival, p99_arrival, p50_rtt, p99_rtt;
@@ -131,6 +133,10 @@ static void usage(FILE *f)
 "run has one, else of rtt_us (source= says which); rps, ok samples per\n"
 "second of window_s, else of elapsed_s; cpu, server_cpu_us_per_echo;\n"
 "machine, the server's and the client's CPU per echo together (below).\n"
+"A thinned file (cmd/thin.sh, thinned=K) gives its full run's p50 and p99\n"
+"from its trailer (full_arrival_p50_us, full_arrival_p99_us where\n"
+"full_arrival_n equals full_ok, else full_p50_us, full_p99_us), not those\n"
+"of the 1 in K rows it kept; its rate from full_ok.\n"
 "Client-bound runs are left out of p50, p99 and rps (excluded=) and kept\n"
 "for cpu: bench's bottleneck=client, or, with server and client on CPUs of\n"
 "their own (cpu_scope=split), the client's busy %.0f%% of window_s or more\n"
@@ -176,6 +182,75 @@ static void usage(FILE *f)
 		MIN_PAIRS, RESAMPLES, MIN_RUNS);
 }
 
+/*
+ * A thinned file's record of its full run (cmd/thin.sh): its exact counts
+ * and percentiles, which the 1 in K rows it kept cannot give again (a
+ * run's p99 is its 1% slowest, a few dozen of its rows once thinned).
+ * NAN: the file does not say.
+ */
+struct trailer {
+	double thinned, ok, arrival_n;
+	double p50, p99, arrival_p50, arrival_p99;
+};
+
+static void trailer_init(struct trailer *t)
+{
+	t->thinned = t->ok = t->arrival_n = NAN;
+	t->p50 = t->p99 = t->arrival_p50 = t->arrival_p99 = NAN;
+}
+
+/* A '# key=value' line into t; false when it is none of the trailer's. */
+static bool trailer_meta(struct trailer *t, const char *key,
+			 const char *value)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} keys[] = {
+		{ "thinned", offsetof(struct trailer, thinned) },
+		{ "full_ok", offsetof(struct trailer, ok) },
+		{ "full_arrival_n", offsetof(struct trailer, arrival_n) },
+		{ "full_p50_us", offsetof(struct trailer, p50) },
+		{ "full_p99_us", offsetof(struct trailer, p99) },
+		{ "full_arrival_p50_us", offsetof(struct trailer, arrival_p50) },
+		{ "full_arrival_p99_us", offsetof(struct trailer, arrival_p99) },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(key, keys[i].key)) {
+			*(double *)((char *)t + keys[i].off) = raw_number(value);
+			return true;
+		}
+	return false;
+}
+
+/*
+ * A thinned run's percentiles are its full run's, from the trailer. From
+ * the rows kept, uring-no-minwait's median p99 in
+ * results/20261127-uring-minwait-load1000 read 3578.9 us, not 660.8, and
+ * its verdict against user inconclusive, not faster. The arrival times
+ * count where every ok sample of the full run had one (full_arrival_n ==
+ * full_ok), the rule the rows follow in an unthinned file; a figure the
+ * trailer lacks (a file thinned before thin.sh kept them) stays the rows'.
+ */
+static void trailer_apply(struct run *run, const struct trailer *t)
+{
+	if (!(t->thinned > 1))
+		return;
+	if (!isnan(t->ok) && !isnan(t->arrival_n))
+		run->stamped = t->arrival_n == t->ok;
+	if (!isnan(t->p50) && !isnan(t->p99)) {
+		run->p50_rtt = t->p50;
+		run->p99_rtt = t->p99;
+	}
+	if (run->stamped && !isnan(t->arrival_p50) &&
+	    !isnan(t->arrival_p99)) {
+		run->p50_arrival = t->arrival_p50;
+		run->p99_arrival = t->arrival_p99;
+	}
+}
+
 /* The samples of the file being read, kept for the next one. */
 static double *rtt, *arrival;
 static size_t rtt_cap, arrival_cap;
@@ -192,7 +267,7 @@ static int cpu_count(const char *list)
 /* Reads one raw file into *run; 0, or 1 after saying why not. */
 static int read_run(const char *path, struct run *run)
 {
-	double elapsed = NAN, window = NAN, full_ok = NAN, ok;
+	double elapsed = NAN, window = NAN, ok;
 	double client_busy = NAN, server_busy = NAN, client_cpu = NAN;
 	int server_cpus = 1, client_cpus = 1;	/* how many each side had */
 	bool split = false;
@@ -201,10 +276,12 @@ static int read_run(const char *path, struct run *run)
 	struct raw_reader r;
 	struct raw_entry e;
 	struct disturbance dist;
+	struct trailer trailer;
 	size_t nrtt = 0;
 	int got;
 
 	disturbance_init(&dist);
+	trailer_init(&trailer);
 	memset(run, 0, sizeof(*run));
 	run->path = path;
 	run->cpu = NAN;
@@ -217,6 +294,8 @@ static int read_run(const char *path, struct run *run)
 	while ((got = raw_next(&r, &e)) > 0) {
 		if (e.kind == RAW_META) {
 			disturbance_meta(&dist, e.key, e.value);
+			if (trailer_meta(&trailer, e.key, e.value))
+				continue;
 			if (!strcmp(e.key, "label"))
 				snprintf(run->label, sizeof(run->label), "%s",
 					 e.value);
@@ -251,8 +330,6 @@ static int read_run(const char *path, struct run *run)
 				snprintf(run->scope, sizeof(run->scope), "%s",
 					 e.value);
 			}
-			else if (!strcmp(e.key, "full_ok"))
-				full_ok = raw_number(e.value);
 			continue;
 		}
 		if (strcmp(e.status, "ok"))
@@ -296,9 +373,9 @@ static int read_run(const char *path, struct run *run)
 	    server_busy >= CPU_SERVER_AT_WORK * window * server_cpus)
 		run->client_bound = true;
 	/* window_s, where bench gives it, is the measured window itself. A
-	 * thinned file (results/thin.sh) keeps every Kth row and the run's
-	 * count of ok samples as full_ok: its percentiles come from the rows
-	 * kept, its rate from every sample. */
+	 * thinned file (cmd/thin.sh) keeps every Kth row and the run's count
+	 * of ok samples as full_ok, its rate from every sample; its
+	 * percentiles are the full run's too (trailer_apply). */
 	/* The server's and the client's CPUs together: apart (split), the
 	 * sum of the two; with the server's counted over every CPU (all),
 	 * that figure alone (the client's CPUs are among them); sharing
@@ -308,7 +385,7 @@ static int read_run(const char *path, struct run *run)
 	else if (!strcmp(run->scope, "all"))
 		run->machine = run->cpu;
 	run->window = window > 0;
-	ok = full_ok > 0 ? full_ok : (double)run->ok;
+	ok = trailer.ok > 0 ? trailer.ok : (double)run->ok;
 	if (run->window)
 		run->rps = ok / window;
 	else if (elapsed > 0)
@@ -321,6 +398,8 @@ static int read_run(const char *path, struct run *run)
 	stats_compute(arrival, run->narrival, &s);
 	run->p50_arrival = s.p50;
 	run->p99_arrival = s.p99;
+	run->stamped = run->narrival == run->ok;
+	trailer_apply(run, &trailer);
 	return 0;
 }
 
@@ -984,7 +1063,7 @@ int main(int argc, char **argv)
 		if (runs[i].client_bound || runs[i].disturbed || !runs[i].ok)
 			continue;
 		timed = true;
-		stamped &= runs[i].narrival == runs[i].ok;
+		stamped &= runs[i].stamped;
 	}
 	by_arrival = timed && stamped;
 

@@ -9,10 +9,11 @@
 # (thinned=K, full_samples, full_ok, full_failed, full_arrival_n) and
 # gzips it. analysis/summarize and analysis/judge read those counts: a thinned
 # file keeps its exact sample counts, request rate and CPU per echo (all
-# metadata); its percentiles come from the rows kept, a systematic sample
-# of 1 in K. summary.md, written from every row, stays as it was. The
-# run's exact p50/p99/p99.9 (both times) and lag p99 are recorded too
-# (full_p99_us, ...): cmd/curve.sh draws a thinned curve from them.
+# metadata); summarize's percentiles come from the rows kept, a systematic
+# sample of 1 in K. summary.md, written from every row, stays as it was.
+# The run's exact p50/p99/p99.9 (both times) and lag p99 are recorded too
+# (full_p99_us, ...): analysis/judge takes its p50 and p99 from them, and
+# cmd/curve.sh draws a thinned curve from them.
 # A file thinned already is thinned again: 1 in K of the rows it kept
 # (thinned= multiplied by K), its full run's counts and tails as they were.
 set -euo pipefail

@@ -29,7 +29,8 @@ rnd() {
 # SCALE=PERMILLE slows the whole machine by that much (1000: not at all);
 # STEAL="S C" the server's and the client's steal seconds, NEG="S C" their
 # busy seconds below zero (bench's SIDE_busy_negative_s), SERVER_CPUS=LIST
-# the server's CPUs (with WINDOW=S, what judge's disturbed rules read).
+# the server's CPUs (with WINDOW=S, what judge's disturbed rules read);
+# META=LINES more '# key=value' lines on top (size=, rate=: findings.t).
 mkrun() {
 	local file=$1 label=$2 rep=$3 lat=$4 rps=$5 cpu=$6 i n=200 a arr
 	local noise=${NOISE:-50} scale=${SCALE:-1000} rnoise
@@ -44,6 +45,7 @@ mkrun() {
 	{
 		printf '# label=%s\n# threads=4\n# repeat=%s\n' "$label" "$rep"
 		[[ -z ${SWEEP:-} ]] || printf '# sweep=threads\n# sweep_value=%s\n' "$SWEEP"
+		[[ -z ${META:-} ]] || printf '%s\n' "$META"
 		printf '# columns=thread\tround\tconnect_us\trtt_us\tarrival_us\tlag_us\tstatus\n'
 		for ((i = 0; i < n; i++)); do
 			rnd
@@ -90,6 +92,9 @@ twins() {
 line() { grep -E "^judge label=$2 figure=$3 " <<<"$1"; }
 # verdict OUTPUT LABEL FIGURE: its verdict (the rest of the line).
 verdict() { line "$@" | sed 's/.* verdict=//'; }
+
+# median OUTPUT LABEL FIGURE: its source, runs, median and interval.
+median() { line "$1" "$2" "$3" | grep -o ' source=[^ ]* n=5 excluded=0 disturbed=0 median=[^ ]* lo=[^ ]* hi=[^ ]*'; }
 
 # no_difference NAME OUTPUT LABEL [WORDS]: no figure of LABEL is declared
 # different: each is equivalent or inconclusive (or WORDS, a regex).
@@ -159,6 +164,23 @@ drift_runs() {
 		SCALE=$scale NOISE=10 mkrun "drift/dearer-$rep.tsv" dearer "$rep" 100 20000 1060
 		sed "s/^# repeat=.*/# repeat=$((rep + 100))/" "$dir/drift/dearer-$rep.tsv" >"$dir/nopair/dearer-$rep.tsv"
 		cp "$dir/drift/user-$rep.tsv" "$dir/nopair/"
+	done
+}
+
+# thin_copy FROM TO ARRIVAL_N [TAILS]: TO holds FROM's files as cmd/thin.sh
+# leaves them, a trailer on top: thinned=10, 2000 ok samples of which
+# ARRIVAL_N were stamped and, with TAILS, the full run's percentiles, far
+# from the rows' (run N: arrival p50 300+N, p99 900+N; rtt 400+N, 1000+N).
+thin_copy() {
+	local f n tails
+	mkdir -p "$dir/$2"
+	for f in "$dir/$1"/*.tsv; do
+		n=$(sed -n 's/^# repeat=//p' "$f")
+		tails=
+		[[ -z ${4:-} ]] ||
+			tails=$(printf '\\n# full_p50_us=%d.0\\n# full_p99_us=%d.0\\n# full_arrival_p50_us=%d.0\\n# full_arrival_p99_us=%d.0' \
+				$((400 + n)) $((1000 + n)) $((300 + n)) $((900 + n)))
+		sed "/^# columns=/i # thinned=10\\n# full_ok=2000\\n# full_arrival_n=$3$tails" "$f" >"$dir/$2/${f##*/}"
 	done
 }
 

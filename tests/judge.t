@@ -45,6 +45,9 @@
 #   too-few-runs       two runs, or a baseline of two: too few runs
 #   no-cpu             no server_cpu_us_per_echo: the figure is absent
 #   no-stamps          latency from rtt_us unless every echo is stamped
+#   thinned            a thinned file's p50 and p99 are its trailer's
+#                      (full_arrival_*, else full_p50_us, full_p99_us),
+#                      not its rows'; a trailer without them, the rows'
 #   window             rps over window_s first
 #   server-name        no label: server= names the server
 #   gzipped            gzipped raw files
@@ -59,7 +62,7 @@ ALL_TESTS="help same-distribution same-runs apart equal-load unequal-rates
 	coverage cpu-scope machine threshold
 	other-baseline reproducible known-medians paired unpaired paired-twins
 	two-directories unpartnered client-bound disturbed disturbed-rules
-	too-few-runs no-cpu no-stamps
+	too-few-runs no-cpu no-stamps thinned
 	window server-name gzipped bad-input markdown agreement"
 select_cases "$@"
 
@@ -427,6 +430,29 @@ test_no_stamps() {
 	like "$(line "$out" user p50)" " source=rtt_us " "a server without arrival stamps: every latency from rtt_us"
 	like "$("$JUDGE" "$dir"/stamps/user-*.tsv)" "figure=p50 source=arrival_us " \
 		"every echo stamped: latency from arrival_us"
+}
+
+# A thinned file keeps 1 in K rows: its p99 is a few dozen of them. The
+# trailer holds the full run's exact figures, and judge reads those.
+test_thinned() {
+	local out
+	seed=29
+	runs unthinned user 5 100 20000 1500
+	thin_copy unthinned thinned 2000 tails
+	out=$("$JUDGE" "$dir"/thinned/*.tsv)
+	is "$(median "$out" user p50)" " source=arrival_us n=5 excluded=0 disturbed=0 median=303.0 lo=301.0 hi=305.0" \
+		"p50: the trailer's full_arrival_p50_us, not the rows'"
+	is "$(median "$out" user p99)" " source=arrival_us n=5 excluded=0 disturbed=0 median=903.0 lo=901.0 hi=905.0" \
+		"p99: the trailer's full_arrival_p99_us"
+	thin_copy unthinned unstamped 1999 tails
+	out=$("$JUDGE" "$dir"/unstamped/*.tsv)
+	is "$(median "$out" user p50)" " source=rtt_us n=5 excluded=0 disturbed=0 median=403.0 lo=401.0 hi=405.0" \
+		"one sample of the full run without arrival_us: rtt_us, the trailer's full_p50_us"
+	is "$(median "$out" user p99)" " source=rtt_us n=5 excluded=0 disturbed=0 median=1003.0 lo=1001.0 hi=1005.0" \
+		"... and full_p99_us"
+	thin_copy unthinned countsonly 2000
+	is "$(median "$("$JUDGE" "$dir"/countsonly/*.tsv)" user p50)" "$(median "$("$JUDGE" "$dir"/unthinned/*.tsv)" user p50)" \
+		"a trailer without percentiles: the rows' p50, as unthinned"
 }
 
 test_window() {
