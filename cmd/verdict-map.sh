@@ -13,7 +13,10 @@
 # approximately-equal sign equivalent, a question mark inconclusive;
 # grey where judge gives no ratio. The verdicts are cmd/findings.sh's
 # (analysis/judge's, figure cpu). Writes into DIR (default results/) for
-# each picture NAME.png and NAME.tsv, the table it draws. Nothing is run.
+# each picture NAME.png and NAME.tsv, the table it draws, a cell a line:
+#   row server baseline size offered level ratio lo hi verdict pairs group
+# (level: the load's rank in its size, 1 the lowest; group: the directory
+# of the cell's raw files). Nothing is run.
 set -euo pipefail
 
 # shellcheck source=lib/registry.sh
@@ -23,7 +26,7 @@ source "$ECHOLAB_ROOT/lib/plots.sh"
 prog_name verdict-map.sh
 FINDINGS=$ECHOLAB_ROOT/cmd/findings.sh
 
-usage() { sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'; }
 
 # entries FILE: the list's lines, PNG ROW DIR BASELINE SERVERS NOTE,
 # tab-separated (NOTE: the rest of the line, maybe nothing).
@@ -42,9 +45,9 @@ row_note() {
 		paste -sd' ' -
 }
 
-# cells PNG: the table of one picture, unsorted: ROW ORDER SERVER
-# BASELINE SIZE OFFERED RATIO LO HI VERDICT PAIRS GROUP per cell, a later
-# list line's cell replacing an earlier one's.
+# cells PNG: the cells of one picture, unsorted, each as LINE ROW SERVER
+# BASELINE SIZE OFFERED RATIO LO HI VERDICT PAIRS GROUP (LINE: its list
+# line's number; table lets a later line's cell replace an earlier one's).
 cells() {
 	local png=$1 p row dir base servers line=0
 	while IFS=$'\t' read -r p row dir base servers _; do
@@ -101,6 +104,7 @@ row_title() {
 	dirs=$(awk -F'\t' -v row="$row" 'NR > 1 && $1 == row { sub(/\/size-[0-9]+$/, "", $12); sub(/^results\//, "", $12); print $12 }' "$tsv" |
 		awk '!seen[$0]++' | paste -sd, - | sed 's/,/, /g')
 	meta=$ECHOLAB_ROOT/$group/meta.txt
+	[[ -f $meta ]] || { echo "results/$dirs (no meta.txt: machine unknown)"; return; }
 	place=$(sed -n 's/^place=//p' "$meta")
 	kernel=$(sed -n 's/^kernel=//p' "$meta")
 	cpu=$(sed -n 's/^cpu=//p' "$meta" | sed 's/(R)//g; s/ Processor$//')
