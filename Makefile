@@ -95,9 +95,10 @@ KERNELS ?= 6.1 6.12
 VM_TESTS := $(wildcard tests/vm-*.t)
 NATIVE_TESTS := $(filter-out $(VM_TESTS),$(wildcard tests/*.t))
 # No root, no server, no network: bench's arguments, the analysis's
-# arithmetic, the suite's own helpers, the docs.
+# arithmetic, the suite's own helpers, the docs, the verdict maps.
 UNIT_TESTS := $(wildcard tests/stats.t tests/interval.t tests/summarize.t tests/judge.t \
-	tests/bench-args.t tests/lib.t tests/docs.t tests/hooks.t tests/findings.t)
+	tests/bench-args.t tests/lib.t tests/docs.t tests/hooks.t tests/findings.t \
+	tests/verdict-map.t)
 # The fast tier, file by file and case by case (TESTS's syntax, tests/lib.sh):
 # the unit tests; each server's own tests; the contract on user, uring,
 # ebpf and one kecho mode (one guest boot, where modules do not load here);
@@ -219,10 +220,23 @@ soak: all
 	$(need_root)
 	./run.sh soak --runs $(RUNS)
 
+# The verdict maps, results/NAME.png and NAME.tsv for each NAME the list
+# names (cmd/verdict-map.sh): drawn again, all at once, when the list, a
+# kept directory it names, judge or the drawing changed; else the
+# committed pictures stand.
+VERDICT_MAP_LIST := results/verdict-map.txt
+verdict_map_field = $(shell awk '!/^\#/ && NF { print $$$(1) }' $(VERDICT_MAP_LIST) | sort -u)
+VERDICT_MAPS := $(patsubst %,results/%.png,$(call verdict_map_field,1))
+$(VERDICT_MAPS) &: $(VERDICT_MAP_LIST) cmd/verdict-map.sh cmd/findings.sh plots/verdict-map.gp \
+		lib/plots.sh $(wildcard analysis/*.c analysis/*.h) \
+		$(shell find $(call verdict_map_field,3) -name '*.tsv*' 2>/dev/null) | analysis
+	./cmd/verdict-map.sh
+
 # RESULTS=DIR (a path, or a name under results/); default: the newest.
 # METRIC=arrival|rtt|auto: which response time; auto prefers arrival.
+# The verdict maps first, where they are out of date.
 METRIC ?= auto
-plots: analysis
+plots: analysis $(VERDICT_MAPS)
 	METRIC=$(METRIC) ./cmd/plot.sh $(RESULTS)
 
 # core.hooksPath, not a copy in .git/hooks: every worktree of a clone runs
