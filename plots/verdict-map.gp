@@ -42,7 +42,7 @@ set cbtics ('0.7' 0.7, '0.8' 0.8, '0.9' 0.9, '' 0.97, '1' 1, '' 1.03, \
 set cblabel sprintf("server CPU per echo / %s's (log scale)", baseline)
 
 set multiplot title sprintf("Verdict map: CPU per echo against %s's, at equal offered load\n", baseline).\
-	"colour: the ratio of the medians; mark: analysis/judge's verdict on it" font ",13"
+	"colour: analysis/judge's ratio of CPU per echo; mark: its verdict" font ",13"
 
 do for [r = 1:words(ry)] {
 	set label 100 + r item(rtitle, r) at screen sx(10), screen sy(item(ry, r) + 14) left font "Sans:Bold,11" front
