@@ -249,7 +249,7 @@ test_cpu_unplaced() {
 # (the kernel's clock of each idle state, in microseconds: no tick in
 # it); status 1 where the kernel has no cpuidle.
 cpuidle_s() {
-	local states=(/sys/devices/system/cpu/cpu$1/cpuidle/state*/time)
+	local states=("/sys/devices/system/cpu/cpu$1/cpuidle/"state*/time)
 	[[ -e ${states[0]} ]] || return 1
 	cat "${states[@]}" | awk '{ t += $1 } END { printf "%.6f\n", t / 1e6 }'
 }
