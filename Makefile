@@ -122,7 +122,8 @@ FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho ru
 	measure:stamp-user,stamp-ebpf,stamp-bypass,sched,rate,stall,cpus,cpus-usage,bottleneck,bottleneck-ping-pong
 # The guest's tests that do not depend on its kernel's version (the harness
 # itself, and a lossy network under every server) run on the first of
-# KERNELS only. So do uring.t's own cases (vm-uring.t but its contract):
+# KERNELS only. So do uring.t's own cases (vm-uring.t but its contract)
+# and the proxy's io_uring path (vm-proxy.t's uring, 54 s a kernel):
 # on 6.1 the io_uring server takes its older paths (no minimum wait); from
 # 6.12 it takes every feature it knows, the paths the host's uring.t
 # covers (Linux 6.18), and only the contract runs there (160 of the file's
@@ -135,8 +136,8 @@ FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho ru
 # every kernel.
 VM_ONCE_TESTS := tests/vm-run.t tests/vm-netem.t
 VM_FTRACE_LATER := $(shell bash tests/vm-ftrace.t --list 2>/dev/null | grep -vx -e profile-vm -e trace-vm | paste -sd, -)
-VM_LATER := $(patsubst tests/%.t,%,$(filter-out $(VM_ONCE_TESTS) tests/vm-uring.t tests/vm-ftrace.t,$(VM_TESTS))) \
-	vm-uring:contract vm-ftrace:$(VM_FTRACE_LATER)
+VM_LATER := $(patsubst tests/%.t,%,$(filter-out $(VM_ONCE_TESTS) tests/vm-uring.t tests/vm-ftrace.t \
+	tests/vm-proxy.t,$(VM_TESTS))) vm-uring:contract vm-ftrace:$(VM_FTRACE_LATER) vm-proxy:splice,sockmap
 # guest_tests FIRST: the guest tests on each of KERNELS, on the first
 # those FIRST names (TESTS's syntax; empty: every case of every file).
 guest_tests = { files="$(VM_TESTS)"; later="$(1)"; for k in $(KERNELS); do \
