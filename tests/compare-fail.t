@@ -19,7 +19,7 @@
 #                repetition: replaced twice (disturbed/, meta.txt's
 #                replaced= with judge's reason), the third kept and said
 #                to be disturbed, judge leaving it out; the other two
-#                repetitions undisturbed
+#                repetitions undisturbed; thin.sh thins disturbed/ too
 #   usage        bad --repeat, --precision, bench flags, --workload,
 #                --servers, --rates, --sizes and --seed, and --rates with
 #                a closed loop or -R, exit 2, and write nothing
@@ -181,6 +181,9 @@ test_disturbed() {
 	[[ ! $kept =~ "disturbed label=user repeat="[23]" " ]]
 	ok $? "repetitions 2 and 3 ran undisturbed"
 	like "$(cat "$dir/summary.md")" "disturbed" "summary.md lists the run left out"
+	"$ECHOLAB_ROOT/cmd/thin.sh" 10 "$dir" >/dev/null
+	is "$(find "$dir/disturbed" -name 'user-rate2000-1-try*.tsv.gz' | wc -l)" 2 \
+		"cmd/thin.sh thins and gzips disturbed/ with its directory"
 	nothing_left_since disturbed "$before"
 }
 
