@@ -32,19 +32,7 @@ ALL_TESTS="interrupted sizes-interrupted refused disturbed usage"
 select_cases "$@"
 root_or_bail_out
 
-TMP=$(mktemp -d)	# each case writes its own directories under it
-# Function, not timing: do not wait for the TIME_WAIT of earlier tests.
-export ECHOLAB_TW_MAX=1000000
-hogs=()			# interrupted's CPU hogs, for the EXIT trap
-# shellcheck disable=SC2317 # called by the EXIT trap
-cleanup() {
-	((${#hogs[@]} == 0)) || kill "${hogs[@]}" 2>/dev/null
-	"$RUN" stop >/dev/null 2>&1
-	ip netns del echolab-cli 2>/dev/null
-	ip link del echolab-srv0 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+compare_setup
 
 # Ctrl-C in the middle of a busy machine: compare ends within 2 s, no
 # server left, the samples so far kept. A CPU hog on every CPU: on a busy

@@ -56,17 +56,7 @@ ALL_TESTS="native sweep loopback names stream placement verdict equal sizes prec
 select_cases "$@"
 root_or_bail_out
 
-TMP=$(mktemp -d)	# each case writes its own directories under it
-# Function, not timing: do not wait for the TIME_WAIT of earlier tests.
-export ECHOLAB_TW_MAX=1000000
-# shellcheck disable=SC2317 # called by the EXIT trap
-cleanup() {
-	"$RUN" stop >/dev/null 2>&1
-	ip netns del echolab-cli 2>/dev/null
-	ip link del echolab-srv0 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+compare_setup
 
 test_native() {
 	local entries=() runnable=() e label server out f s missing bad unlisted cpu

@@ -146,14 +146,7 @@ test_figure() {
 
 # usage_fails NAME STATUS WHY ARGS...: findings.sh exits STATUS, its first
 # line on stderr WHY.
-usage_fails() {
-	local name=$1 status=$2 why=$3 err rc
-	shift 3
-	err=$("$FINDINGS" "$@" 2>&1 >/dev/null)
-	rc=$?
-	is "$rc" "$status" "$name: exit $status"
-	like "${err%%$'\n'*}" "^findings\.sh: $why" "$name: says why"
-}
+usage_fails() { fails_with "$1" "$2" "^findings\.sh: $3" "$FINDINGS" "${@:4}"; }
 
 test_usage() {
 	comparison

@@ -57,6 +57,17 @@ failed_statuses() {
 	awk -F'\t' '!/^#/ && $NF != "ok" { n[$NF]++ } END { for (s in n) printf "# failed: %d %s\n", n[s], s }' "$1"
 }
 
+# fails_with NAME STATUS REGEX CMD...: CMD exits STATUS, and the first
+# line of its stderr matches REGEX (a program's "PROG: why").
+fails_with() {
+	local name=$1 status=$2 re=$3 err rc
+	shift 3
+	err=$("$@" 2>&1 >/dev/null)
+	rc=$?
+	is "$rc" "$status" "$name: exit $status"
+	like "${err%%$'\n'*}" "$re" "$name: says why"
+}
+
 # like GOT REGEX NAME
 like() {
 	local got=$1 re=$2 name=$3
