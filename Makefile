@@ -24,8 +24,9 @@
 #                        (RUNS=N; kecho in the guest): results/DATE-soak-PLACE
 #   sudo make vm-check   the tests that run in the qemu guest (kecho, sockmap,
 #                        netem, ftrace), once per guest kernel: KERNELS="6.1
-#                        6.12" (the default); check-all runs them too, but
-#                        for VM_ONLY's cases
+#                        6.12" (the default), then KECHO_LATER's kecho modes
+#                        of the native files; check-all runs them too, but
+#                        for VM_ONLY's and KECHO_LATER's cases
 #   make lint            shellcheck on the scripts, checkpatch.pl on kecho
 #   make hooks           use the repository's commit-msg hook (hooks/) in this clone
 #   make clean           remove what the build made
@@ -94,9 +95,10 @@ KERNELS ?= 6.1 6.12
 VM_TESTS := $(wildcard tests/vm-*.t)
 NATIVE_TESTS := $(filter-out $(VM_TESTS),$(wildcard tests/*.t))
 # No root, no server, no network: bench's arguments, the analysis's
-# arithmetic, the suite's own helpers, the docs.
+# arithmetic, the suite's own helpers, the docs, the verdict maps.
 UNIT_TESTS := $(wildcard tests/stats.t tests/interval.t tests/summarize.t tests/judge.t \
-	tests/bench-args.t tests/lib.t tests/docs.t tests/hooks.t tests/findings.t)
+	tests/bench-args.t tests/lib.t tests/docs.t tests/hooks.t tests/findings.t \
+	tests/verdict-map.t)
 # The fast tier, file by file and case by case (TESTS's syntax, tests/lib.sh):
 # the unit tests; each server's own tests; the contract on user, uring,
 # ebpf and one kecho mode (one guest boot, where modules do not load here);
@@ -112,7 +114,7 @@ UNIT_TESTS := $(wildcard tests/stats.t tests/interval.t tests/summarize.t tests/
 FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho run \
 	sockmap uring user window \
 	contract:user,uring,ebpf,kecho-unbound \
-	compare:native,interrupted,refused,usage \
+	compare:native compare-fail:interrupted,refused,disturbed,usage \
 	curve:usage \
 	ftrace:funclat,trace,percall,copies,wq-latency,interrupted \
 	knee:usage,declared \
@@ -120,7 +122,8 @@ FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho ru
 	measure:stamp-user,stamp-ebpf,stamp-bypass,sched,rate,stall,cpus,cpus-usage,bottleneck,bottleneck-ping-pong
 # The guest's tests that do not depend on its kernel's version (the harness
 # itself, and a lossy network under every server) run on the first of
-# KERNELS only. So do uring.t's own cases (vm-uring.t but its contract):
+# KERNELS only. So do uring.t's own cases (vm-uring.t but its contract)
+# and the proxy's io_uring path (vm-proxy.t's uring, 54 s a kernel):
 # on 6.1 the io_uring server takes its older paths (no minimum wait); from
 # 6.12 it takes every feature it knows, the paths the host's uring.t
 # covers (Linux 6.18), and only the contract runs there (160 of the file's
@@ -133,8 +136,8 @@ FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho ru
 # every kernel.
 VM_ONCE_TESTS := tests/vm-run.t tests/vm-netem.t
 VM_FTRACE_LATER := $(shell bash tests/vm-ftrace.t --list 2>/dev/null | grep -vx -e profile-vm -e trace-vm | paste -sd, -)
-VM_LATER := $(patsubst tests/%.t,%,$(filter-out $(VM_ONCE_TESTS) tests/vm-uring.t tests/vm-ftrace.t,$(VM_TESTS))) \
-	vm-uring:contract vm-ftrace:$(VM_FTRACE_LATER)
+VM_LATER := $(patsubst tests/%.t,%,$(filter-out $(VM_ONCE_TESTS) tests/vm-uring.t tests/vm-ftrace.t \
+	tests/vm-proxy.t,$(VM_TESTS))) vm-uring:contract vm-ftrace:$(VM_FTRACE_LATER) vm-proxy:splice,sockmap
 # guest_tests FIRST: the guest tests on each of KERNELS, on the first
 # those FIRST names (TESTS's syntax; empty: every case of every file).
 guest_tests = { files="$(VM_TESTS)"; later="$(1)"; for k in $(KERNELS); do \
@@ -150,11 +153,23 @@ guest_tests = { files="$(VM_TESTS)"; later="$(1)"; for k in $(KERNELS); do \
 # results, not tests (the developers' guide). TESTS's syntax.
 SWEEPS := knee:known compare:verdict,equal,sizes curve:curve
 # Guest cases check-all leaves to vm-check: vm-netem.t's two variants
-# whose bytes take another variant's path (the file says which).
-VM_ONLY := vm-netem:same-path-sizes,same-path-50x4
+# whose bytes take another variant's path (the file says which);
+# vm-ftrace.t's profile-vm (kecho profiled by perf in the guest, 100 s:
+# it checks profile.sh's guest path, which trace-vm crosses too); and
+# in the native files that relay kecho to the guest (faults, neverread,
+# scale), kecho's bound and kthread modes. The three modes share every
+# line of socket code and differ in who runs a connection's work; the
+# contract checks all three in check-all, and these files' misbehaving
+# clients, never-reading clients and 10,000 connections meet the default
+# mode there (25-38 s a mode in the guest: 2026-11-28, tests' time:).
+VM_ONLY := vm-netem:same-path-sizes,same-path-50x4 vm-ftrace:profile-vm
+KECHO_LATER := faults:kecho-bound,kecho-kthread neverread:kecho-bound,kecho-kthread \
+	scale:kecho-bound,kecho-kthread
 comma := ,
 # left_out NAME: the cases SWEEPS and VM_ONLY name of tests/NAME.t.
-left_out = $(subst $(comma), ,$(patsubst $(1):%,%,$(filter $(1):%,$(SWEEPS) $(VM_ONLY))))
+# (KECHO_LATER's files lose their case kecho too: all three modes.)
+left_out = $(subst $(comma), ,$(patsubst $(1):%,%,$(filter $(1):%,$(SWEEPS) $(VM_ONLY) \
+	$(addsuffix $(comma)kecho,$(KECHO_LATER)))))
 # all_entry NAME: check-all's TESTS= entry for tests/NAME.t: the file
 # whole, or its cases but those left out (its --list, in its order).
 all_entry = $(if $(call left_out,$(1)),$(1):$(shell bash tests/$(1).t --list | \
@@ -198,17 +213,31 @@ lint:
 vm-check:
 	$(need_root)
 	$(MAKE) all tests
-	rc=0; $(call guest_tests,); exit $$rc
+	rc=0; $(call guest_tests,); \
+	[ -n "$$TESTS" ] || TESTS="$(KECHO_LATER)" ./tests/prove.sh || rc=1; exit $$rc
 
 RUNS ?= 20
 soak: all
 	$(need_root)
 	./run.sh soak --runs $(RUNS)
 
+# The verdict maps, results/NAME.png and NAME.tsv for each NAME the list
+# names (cmd/verdict-map.sh): drawn again, all at once, when the list, a
+# kept directory it names, judge or the drawing changed; else the
+# committed pictures stand.
+VERDICT_MAP_LIST := results/verdict-map.txt
+verdict_map_field = $(shell awk '!/^\#/ && NF { print $$$(1) }' $(VERDICT_MAP_LIST) | sort -u)
+VERDICT_MAPS := $(patsubst %,results/%.png,$(call verdict_map_field,1))
+$(VERDICT_MAPS) &: $(VERDICT_MAP_LIST) cmd/verdict-map.sh cmd/findings.sh plots/verdict-map.gp \
+		lib/plots.sh $(wildcard analysis/*.c analysis/*.h) \
+		$(shell find $(call verdict_map_field,3) -name '*.tsv*' 2>/dev/null) | analysis
+	./cmd/verdict-map.sh
+
 # RESULTS=DIR (a path, or a name under results/); default: the newest.
 # METRIC=arrival|rtt|auto: which response time; auto prefers arrival.
+# The verdict maps first, where they are out of date.
 METRIC ?= auto
-plots: analysis
+plots: analysis $(VERDICT_MAPS)
 	METRIC=$(METRIC) ./cmd/plot.sh $(RESULTS)
 
 # core.hooksPath, not a copy in .git/hooks: every worktree of a clone runs

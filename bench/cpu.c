@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cpu.h"
 
 static uint64_t mono_ns(void)
@@ -167,6 +168,25 @@ static void read_kworkers(struct cpu_snap *s)
 	closedir(proc);
 }
 
+/*
+ * A fault for the tests (tests/compare.t, disturbed): with
+ * ECHOLAB_FAULT_STEAL_TICKS=N, the window's end reads N more ticks of
+ * steal on every CPU than /proc/stat holds, counted over idle time as
+ * well, which is what a host that steals does (cpu_use): the run reads
+ * as one the host disturbed, through the same accounting as a real one.
+ */
+static void fault_steal(struct cpu_snap *s)
+{
+	const char *v = getenv("ECHOLAB_FAULT_STEAL_TICKS");
+	unsigned long n;
+
+	if (!v || str_to_num(v, 0, 1000000, &n))
+		return;
+	for (int i = 0; i < s->ncpus; i++)
+		if (s->cpu[i].seen)
+			s->cpu[i].steal += n;
+}
+
 bool cpu_snap_take(struct cpu_snap *s, bool kworkers, bool end)
 {
 	bool ok;
@@ -184,8 +204,10 @@ bool cpu_snap_take(struct cpu_snap *s, bool kworkers, bool end)
 		read_softirqs(s);
 	s->t_ns = mono_ns();
 	ok = read_stat(s);
-	if (end)
+	if (end) {
+		fault_steal(s);
 		read_softirqs(s);
+	}
 	if (kworkers && end)
 		read_kworkers(s);
 	return ok;

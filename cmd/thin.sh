@@ -16,6 +16,8 @@
 # cmd/curve.sh draws a thinned curve from them.
 # A file thinned already is thinned again: 1 in K of the rows it kept
 # (thinned= multiplied by K), its full run's counts and tails as they were.
+# A DIR's disturbed/ (the runs compare measured again because the host
+# disturbed them, SERVER[-SWEEP]-RUN-tryN.tsv) is thinned with it.
 set -euo pipefail
 
 usage() { sed -n '/^# thin.sh/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0"; }
@@ -91,10 +93,11 @@ main() {
 	shift
 	for d in "$@"; do
 		[[ -d $d ]] || usage_error "'$d' is no directory"
-		for f in "$d"/*.tsv "$d"/*.tsv.gz; do
-			# raw files only (SERVER[-SWEEP]-RUN.tsv): a directory's
-			# tables (curve.tsv, profile.tsv) are not samples
-			[[ -e $f && ${f##*/} =~ -[0-9]+\.tsv(\.gz)?$ ]] || continue
+		for f in "$d"/*.tsv "$d"/*.tsv.gz "$d"/disturbed/*.tsv "$d"/disturbed/*.tsv.gz; do
+			# raw files only (SERVER[-SWEEP]-RUN.tsv, -tryN in
+			# disturbed/): a directory's tables (curve.tsv,
+			# profile.tsv) are not samples
+			[[ -e $f && ${f##*/} =~ -[0-9]+(-try[0-9]+)?\.tsv(\.gz)?$ ]] || continue
 			thin_file "$k" "$f"
 		done
 		say "$d: 1 in $k ok rows kept, $(du -sh "$d" | cut -f1)"

@@ -1,7 +1,28 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
-# What tests/compare.t's cases share (it sources this after tests/lib.sh):
-# the checks and listers that are not cases themselves.
+# What tests/compare.t's and compare-fail.t's cases share (each sources
+# this after tests/lib.sh): the setup, and the checks and listers that
+# are not cases themselves.
+
+# compare_setup: after root_or_bail_out. TMP, where each case writes its
+# own directories; no wait for the TIME_WAIT of earlier tests (function,
+# not timing); an EXIT trap that kills the CPU hogs in hogs (interrupted's)
+# and stops what a case left: the server, the client's namespace.
+compare_setup() {
+	TMP=$(mktemp -d)
+	export ECHOLAB_TW_MAX=1000000
+	hogs=()
+	trap compare_cleanup EXIT
+}
+
+# shellcheck disable=SC2317 # called by the EXIT trap
+compare_cleanup() {
+	((${#hogs[@]} == 0)) || kill "${hogs[@]}" 2>/dev/null
+	"$RUN" stop >/dev/null 2>&1
+	ip netns del echolab-cli 2>/dev/null
+	ip link del echolab-srv0 2>/dev/null
+	rm -rf "$TMP"
+}
 
 is_png() { [[ $(head -c 8 "$1" 2>/dev/null | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]]; }
 

@@ -481,14 +481,7 @@ test_gzipped() {
 # ---- bad input -----------------------------------------------------------------------
 
 # fails NAME STATUS WHY ARGS...: judge exits STATUS, stderr's first line WHY.
-fails() {
-	local name=$1 status=$2 why=$3 err rc
-	shift 3
-	err=$("$JUDGE" "$@" 2>&1 >/dev/null)
-	rc=$?
-	is "$rc" "$status" "$name: exit $status"
-	like "${err%%$'\n'*}" "^judge: $why" "$name: says why"
-}
+fails() { fails_with "$1" "$2" "^judge: $3" "$JUDGE" "${@:4}"; }
 
 test_bad_input() {
 	apart_runs

@@ -57,6 +57,17 @@ failed_statuses() {
 	awk -F'\t' '!/^#/ && $NF != "ok" { n[$NF]++ } END { for (s in n) printf "# failed: %d %s\n", n[s], s }' "$1"
 }
 
+# fails_with NAME STATUS REGEX CMD...: CMD exits STATUS, and the first
+# line of its stderr matches REGEX (a program's "PROG: why").
+fails_with() {
+	local name=$1 status=$2 re=$3 err rc
+	shift 3
+	err=$("$@" 2>&1 >/dev/null)
+	rc=$?
+	is "$rc" "$status" "$name: exit $status"
+	like "${err%%$'\n'*}" "$re" "$name: says why"
+}
+
 # like GOT REGEX NAME
 like() {
 	local got=$1 re=$2 name=$3
@@ -89,6 +100,7 @@ fact() {
 	case $name in
 	modules) desc="this kernel loads modules (/proc/modules exists)" ;;
 	one-cpu) desc="one CPU online (nproc)" ;;
+	no-cpuidle) desc="this kernel keeps no idle-state residency (no /sys/devices/system/cpu/cpu0/cpuidle/state*/time)" ;;
 	no-fentry) desc="this kernel refuses fentry programs (tests/build/fentry-probe: $(_fentry_probe))" ;;
 	no-function-graph) desc="this kernel has no function_graph tracer (available_tracers)" ;;
 	panic-on-warn) desc="this kernel panics on a WARN (kernel.panic_on_warn=1): a test that provokes one would crash it" ;;
@@ -108,6 +120,7 @@ _fact_detect() {
 	case $1 in
 	modules) [[ -e /proc/modules ]] ;;
 	one-cpu) (($(nproc) < 2)) ;;
+	no-cpuidle) ! compgen -G '/sys/devices/system/cpu/cpu0/cpuidle/state*/time' >/dev/null ;;
 	no-fentry)
 		_fentry_probe >/dev/null
 		(($? == 1))

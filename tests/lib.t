@@ -189,7 +189,7 @@ test_one_case() {
 test_no_function() {
 	local out
 	out=$(scratch f:c-d)
-	like "$out" $'^not ok 1 - c-d: has its function test_c_d\n1..1$' "a case without its function fails"
+	like "$out" $'^not ok 1 - c-d: has its function test_c_d\n# time: c-d took [0-9]+ s\n1..1$' "a case without its function fails, and says how long it took"
 	is "$(cat "$scratch/rc")" 1 "and the file exits 1"
 }
 
