@@ -15,6 +15,7 @@
 #   2000-clients       2,000 clients at once
 #   10000-clients      10,000 clients at once
 #   fd-leak            as many descriptors open after 50,000 connections
+#                      (20,000 in the guest)
 #   fairness           50 connections for 5 s: none under half the median
 #   never-reads        a client that never reads: stopped by TCP, RSS within its ring
 #   stop               clean exit on SIGTERM, no connection left open
@@ -160,24 +161,29 @@ test_10000_clients() {
 # No descriptor leaks: 5 x 1000 x 10 connections opened and closed, then
 # as many descriptors open in the server as before.
 test_fd_leak() {
-	local fd0 i out raw timeout=()
+	local fd0 i out raw timeout=() runs=5
 	uring_running
 	fd0=$(fds)
 	# Under the guest's TCG a busy host stalls it for seconds now and then.
 	# One request of 10,000 failed there (CI, 6.1, 2026-11-26) and the
 	# server counted one reset, which is how bench leaves a connection
 	# whose echo missed its 5 s. This checks descriptors, not time: 30 s
-	# in the guest, and a failure prints its status.
-	[[ ${ECHOLAB_WHERE:-} != vm ]] || timeout=(-T 30000)
+	# in the guest, and a failure prints its status. Two runs there, not
+	# five (67 s on 6.1, 2026-11-28): what the guest adds is 6.1's older
+	# paths, and a leak of one descriptor in a thousand shows as 20 more.
+	if [[ ${ECHOLAB_WHERE:-} == vm ]]; then
+		timeout=(-T 30000)
+		runs=2
+	fi
 	raw=$(mktemp)
-	for i in 1 2 3 4 5; do
+	for ((i = 1; i <= runs; i++)); do
 		out=$(bounded 180 "$BENCH" -p "$SPARE_PORT" -t 1000 -r 10 "${timeout[@]}" -q -o "$raw")
-		is "$(field "$out" samples)/$(field "$out" failed)" 10000/0 "1000 x 10, run $i of 5: 10000 samples, 0 failed" ||
+		is "$(field "$out" samples)/$(field "$out" failed)" 10000/0 "1000 x 10, run $i of $runs: 10000 samples, 0 failed" ||
 			failed_statuses "$raw"
 	done
 	rm -f "$raw"
 	wait_until 5 fds_at_most "$fd0"
-	is "$(fds)" "$fd0" "as many descriptors open after 50,000 connections as before"
+	is "$(fds)" "$fd0" "as many descriptors open after $((runs * 10000)) connections as before"
 	diag "fd-leak: $fd0 descriptors open before"
 }
 
