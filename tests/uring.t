@@ -169,8 +169,9 @@ test_fd_leak() {
 	# server counted one reset, which is how bench leaves a connection
 	# whose echo missed its 5 s. This checks descriptors, not time: 30 s
 	# in the guest, and a failure prints its status. Two runs there, not
-	# five (67 s on 6.1, 2026-11-28): what the guest adds is 6.1's older
-	# paths, and a leak of one descriptor in a thousand shows as 20 more.
+	# five (67 s on 6.1 on a busy host, 2026-11-28): what the guest adds
+	# is 6.1's older paths, and a leak of one descriptor in a thousand
+	# shows as 20 more.
 	if [[ ${ECHOLAB_WHERE:-} == vm ]]; then
 		timeout=(-T 30000)
 		runs=2
