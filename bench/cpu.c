@@ -169,7 +169,7 @@ static void read_kworkers(struct cpu_snap *s)
 }
 
 /*
- * A fault for the tests (tests/compare.t, disturbed): with
+ * A fault for the tests (tests/compare-fail.t, disturbed): with
  * ECHOLAB_FAULT_STEAL_TICKS=N, the window's end reads N more ticks of
  * steal on every CPU than /proc/stat holds, counted over idle time as
  * well, which is what a host that steals does (cpu_use): the run reads
