@@ -54,6 +54,7 @@ static struct env {
 	long sndbuf;
 	long rcvbuf;
 	long flow_limit;
+	bool verdict_only;	/* exact.bpf.h off: skbs handed on whole */
 } env = {
 	.srv = { .port = ECHOLAB_PORT, .backlog = DEFAULT_BACKLOG,
 		 .max_backlog = INT_MAX },
@@ -103,7 +104,7 @@ const char *prog = "ebpf-echo-server";	/* cli.h: in every message */
 static const char usage_text[] =
 "Usage: ebpf-echo-server [-p PORT] [--addr ADDR] [-b BACKLOG] [-v] [--btf FILE]\n"
 "                        [--cgroup-root DIR] [--sndbuf BYTES] [--rcvbuf BYTES]\n"
-"                        [--flow-limit BYTES]\n"
+"                        [--flow-limit BYTES] [--verdict-only]\n"
 "TCP echo server whose payload path runs in the kernel (sockmap + sk_skb).\n"
 "\n"
 "  -p, --port N           port to listen on (default " ECHOLAB_PORT_STR ")\n"
@@ -127,6 +128,10 @@ static const char usage_text[] =
 "                         reads (default 1048576, at most half of the send\n"
 "                         buffer; 0 = no limit: the kernel queues without\n"
 "                         bound for such a client)\n"
+"      --verdict-only     hand each skb on whole, as the kernel gives it: a\n"
+"                         network that reorders then gets some bytes twice\n"
+"                         (to measure what exactness costs; by default the\n"
+"                         verdict cuts off bytes it echoed before)\n"
 "  -h, --help             this text\n"
 "\n"
 "SIGUSR1 prints the counters line to stderr; SIGINT/SIGTERM stop cleanly.\n"
@@ -146,7 +151,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_BTF = 256, OPT_CGROUP_ROOT, OPT_SNDBUF, OPT_RCVBUF,
-       OPT_FLOW_LIMIT };
+       OPT_FLOW_LIMIT, OPT_VERDICT_ONLY };
 
 /* The options of this server alone; server.c parses the shared ones. */
 static void own_option(int c, const char *arg)
@@ -167,6 +172,9 @@ static void own_option(int c, const char *arg)
 	case OPT_FLOW_LIMIT:
 		env.flow_limit = parse_num("--flow-limit", arg, 0, 1L << 30);
 		break;
+	case OPT_VERDICT_ONLY:
+		env.verdict_only = true;
+		break;
 	}
 }
 
@@ -179,6 +187,7 @@ static void parse_args(int argc, char **argv)
 		{ "sndbuf", required_argument, NULL, OPT_SNDBUF },
 		{ "rcvbuf", required_argument, NULL, OPT_RCVBUF },
 		{ "flow-limit", required_argument, NULL, OPT_FLOW_LIMIT },
+		{ "verdict-only", no_argument, NULL, OPT_VERDICT_ONLY },
 		{},
 	};
 
@@ -221,6 +230,14 @@ static void print_counters(struct echo_bpf *skel)
 		(unsigned long long)sum.backpressure_on,
 		(unsigned long long)sum.backpressure_off,
 		(unsigned long long)sum.no_flow_state);
+	fprintf(stderr, "exact %s: exact_cut_skbs=%llu exact_cut_bytes=%llu "
+		"exact_old_skbs=%llu exact_unknown=%llu exact_cut_failures=%llu\n",
+		env.verdict_only ? "off (--verdict-only)" : "on",
+		(unsigned long long)sum.exact.exact_cut_skbs,
+		(unsigned long long)sum.exact.exact_cut_bytes,
+		(unsigned long long)sum.exact.exact_old_skbs,
+		(unsigned long long)sum.exact.exact_unknown,
+		(unsigned long long)sum.exact.exact_cut_failures);
 	logv("userspace accepted=%llu preaccept_data=%llu closed=%llu "
 	     "eagain_reads=%llu drain_timeouts=%llu\n",
 	     (unsigned long long)us->accepted, (unsigned long long)us->preaccept_data,
@@ -782,6 +799,7 @@ int main(int argc, char **argv)
 	}
 	skel->rodata->server_port = env.srv.port;
 	skel->rodata->flow_limit = env.flow_limit;
+	skel->rodata->exact_seq = !env.verdict_only;
 
 	err = echo_bpf__load(skel);
 	if (err) {

@@ -13,6 +13,7 @@
 #include "echo.h"
 #include "counters.bpf.h"
 #include "flowctl.bpf.h"
+#include "exact.bpf.h"
 
 #define AF_INET 2
 
@@ -125,7 +126,7 @@ int echo_verdict(struct __sk_buff *skb)
 	struct sock_key key = {};
 	struct echo_flow *f;
 	struct bpf_sock *sk;
-	__u32 len = skb->len;
+	__u32 len;
 	bool over, resume;
 	__u64 cookie;
 
@@ -133,7 +134,7 @@ int echo_verdict(struct __sk_buff *skb)
 		return SK_PASS;
 
 	/* FIN arrives as a zero-length skb: let userspace see the EOF. */
-	if (len == 0) {
+	if (skb->len == 0) {
 		c->fin_skbs++;
 		return SK_PASS;
 	}
@@ -144,6 +145,12 @@ int echo_verdict(struct __sk_buff *skb)
 	key.remote_port = bpf_ntohl(skb->remote_port);
 	cookie = bpf_get_socket_cookie(skb);
 	f = bpf_map_lookup_elem(&echo_flow, &cookie);
+	/* Bytes echoed before, under reordering (exact.bpf.h): never twice,
+	 * whichever way the rest goes.
+	 */
+	if (f && exact_drop(skb, &f->next_seq, &f->seq_known, &c->exact))
+		return SK_DROP;
+	len = skb->len;
 
 	sk = bpf_map_lookup_elem(&echo_socks, &key);
 	if (!sk) {

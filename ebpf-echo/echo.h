@@ -9,6 +9,7 @@
 #define ECHO_MAX_SOCKS	65536
 
 #include "sockkey.h"	/* the SOCKHASH key: struct sock_key */
+#include "exact.h"
 
 /* One slot of the PERCPU_ARRAY; userspace sums it over the CPUs. */
 struct echo_counters {
@@ -27,6 +28,7 @@ struct echo_counters {
 	__u64 backpressure_on;		/* a socket switched to passing */
 	__u64 backpressure_off;		/* ... and back to the kernel's echo */
 	__u64 no_flow_state;		/* sock_ops could not create echo_flow */
+	struct exact_counters exact;	/* exact.bpf.h: old bytes not resent */
 };
 
 /*
@@ -44,6 +46,8 @@ struct echo_counters {
 struct echo_flow {
 	__u64 passed;			/* bytes passed up while passing, total */
 	__u32 passing;			/* 1: pass everything, redirect nothing */
+	__u32 seq_known;		/* 1: next_seq holds (exact.bpf.h) */
+	__u32 next_seq;			/* the stream's next byte to hand on */
 	__u32 pad;
 };
 

@@ -47,6 +47,10 @@ static void usage(FILE *f)
 "                    kernel's relay, unacknowledged, before the verdict\n"
 "                    hands them to the process instead (default %d; never\n"
 "                    above half the peer's send buffer)\n"
+"      --verdict-only  sockmap: hand each skb on whole, as the kernel gives\n"
+"                    it; a network that reorders then gets some bytes\n"
+"                    twice (to measure what exactness costs; by default\n"
+"                    the verdict cuts off bytes it relayed before)\n"
 "  -v, --verbose     log every error to stderr\n"
 "  -h, --help        this text\n"
 "\n"
@@ -69,7 +73,7 @@ static enum path parse_path(const char *s)
 }
 
 enum { OPT_PATH = 256, OPT_BACKEND_PORT, OPT_BACKEND_ADDR, OPT_BUFFER_SIZE,
-       OPT_FLOW_LIMIT };
+       OPT_FLOW_LIMIT, OPT_VERDICT_ONLY };
 
 static bool have_path, have_backend;
 
@@ -96,6 +100,9 @@ static void own_option(int c, const char *arg)
 	case OPT_FLOW_LIMIT:
 		opt.flow_limit = parse_num("--flow-limit", arg, 0, 1UL << 30);
 		break;
+	case OPT_VERDICT_ONLY:
+		opt.verdict_only = true;
+		break;
 	}
 }
 
@@ -107,6 +114,7 @@ void parse_args(int argc, char **argv)
 		{ "backend-addr", required_argument, NULL, OPT_BACKEND_ADDR },
 		{ "buffer-size",  required_argument, NULL, OPT_BUFFER_SIZE },
 		{ "flow-limit",   required_argument, NULL, OPT_FLOW_LIMIT },
+		{ "verdict-only", no_argument,       NULL, OPT_VERDICT_ONLY },
 		{ NULL, 0, NULL, 0 },
 	};
 	/* The backend's address defaults to ours, as --addr's does. */
@@ -120,6 +128,8 @@ void parse_args(int argc, char **argv)
 	    opt.backend_addr.s_addr == opt.srv.addr.s_addr)
 		usage_error("the backend cannot be the proxy itself (port %u on %s)",
 			    opt.srv.port, inet_ntoa(opt.srv.addr));
+	if (opt.verdict_only && opt.path != PATH_SOCKMAP)
+		usage_error("--verdict-only is for --path sockmap (the others read through TCP, which skips old bytes)");
 	if (opt.flow_limit == 0 && opt.path == PATH_SOCKMAP)
 		fprintf(stderr, "%s: warning: --flow-limit 0: nothing bounds what the kernel's relay queues for a slow reader\n",
 			prog);
@@ -131,8 +141,8 @@ void announce(void)
 
 	warn_if_any_addr(opt.srv.addr);
 	inet_ntop(AF_INET, &opt.backend_addr, backend, sizeof(backend));
-	printf("proxy %s on %s port %u to %s port %u\n", path_names[opt.path],
-	       inet_ntoa(opt.srv.addr), opt.srv.port, backend, opt.backend_port);
+	printf("proxy %s%s on %s port %u to %s port %u\n", path_names[opt.path],
+	       opt.verdict_only ? " (verdict-only)" : "", inet_ntoa(opt.srv.addr), opt.srv.port, backend, opt.backend_port);
 	fflush(stdout);
 }
 

@@ -27,6 +27,7 @@ struct options {
 	size_t buffer_size;		/* one read at most; a pipe's size */
 	bool buffer_size_set;		/* given (uring's default differs) */
 	unsigned long long flow_limit;	/* sockmap: the relay's backlog */
+	bool verdict_only;		/* sockmap: exact.bpf.h off */
 };
 
 /* What the proxy did, printed when it stops. */

@@ -14,6 +14,7 @@
 #include "proxy.h"
 #include "counters.bpf.h"
 #include "flowctl.bpf.h"
+#include "exact.bpf.h"
 
 /* Set by the loader in skel->rodata before load (0: no limit). */
 const volatile __u64 flow_limit = PROXY_FLOW_LIMIT;
@@ -50,7 +51,7 @@ int proxy_verdict(struct __sk_buff *skb)
 	struct bpf_sock *src = NULL, *dst = NULL;
 	struct proxy_counters *c;
 	struct proxy_flow *f;
-	__u32 len = skb->len;
+	__u32 len;
 	bool over = false, resume = true;
 	__u64 cookie;
 
@@ -67,7 +68,7 @@ int proxy_verdict(struct __sk_buff *skb)
 	 * its relay switched off, and the process resets the pair (6.12:
 	 * 5-12 of 200 half-closes, tests/proxy.t half-close).
 	 */
-	if (len == 0) {
+	if (skb->len == 0) {
 		c->fin_skbs++;
 		return SK_DROP;
 	}
@@ -75,8 +76,13 @@ int proxy_verdict(struct __sk_buff *skb)
 	f = bpf_map_lookup_elem(&proxy_flow, &cookie);
 	if (!f) {
 		c->no_flow_state++;
+		len = skb->len;
 		goto pass_counted;
 	}
+	/* Bytes relayed before, under reordering (exact.bpf.h). */
+	if (exact_drop(skb, &f->next_seq, &f->seq_known, &c->exact))
+		return SK_DROP;
+	len = skb->len;
 	f->seen += len;
 	dst = bpf_map_lookup_elem(&proxy_socks, &f->peer);
 	if (!dst) {

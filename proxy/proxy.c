@@ -851,6 +851,7 @@ static int sockmap_setup(void)
 		return -errno;
 	}
 	px.skel->rodata->flow_limit = opt.flow_limit;
+	px.skel->rodata->exact_seq = !opt.verdict_only;
 	err = proxy_bpf__load(px.skel);
 	if (err) {
 		fprintf(stderr, "%s: loading the BPF programs failed (%s): this kernel lacks sockmap's stream verdict (CONFIG_BPF_STREAM_PARSER), or refuses the program; run with -v for the verifier's log\n",

@@ -8,6 +8,8 @@
 /* Sockets the SOCKHASH can hold: two per proxied connection. */
 #define PROXY_MAX_SOCKS	65536
 
+#include "exact.h"
+
 /* One slot of the PERCPU_ARRAY; userspace sums it over the CPUs. */
 struct proxy_counters {
 	__u64 redirected_skbs;		/* sent on by the kernel */
@@ -21,6 +23,7 @@ struct proxy_counters {
 	__u64 held_back_skbs;		/* passed because the relay backed up */
 	__u64 backpressure_on;		/* a direction switched to passing */
 	__u64 backpressure_off;		/* ... and back to the kernel's relay */
+	struct exact_counters exact;	/* exact.bpf.h: old bytes not resent */
 };
 
 /*
@@ -42,6 +45,8 @@ struct proxy_flow {
 	__u64 seen;			/* data bytes the verdict saw, in all */
 	__u64 passed;			/* ... passed up to the process */
 	__u32 passing;			/* 1: pass everything, redirect nothing */
+	__u32 seq_known;		/* 1: next_seq holds (exact.bpf.h) */
+	__u32 next_seq;			/* the stream's next byte to hand on */
 	__u32 pad;
 };
 

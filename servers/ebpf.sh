@@ -16,6 +16,9 @@ variant ebpf order=40 colour='#2ca02c'
 # echo. Only where compare --servers names it: it is the unsafe default of
 # the past, never a server to run.
 variant ebpf-noflow order=45 colour='#98df8a' args='-- --flow-limit 0' extra=1
+# The verdict handing each skb on whole (--verdict-only): not exact on a
+# network that reorders (common/exact.bpf.h); what exactness costs.
+variant ebpf-verdict-only order=46 colour='#bcbd22' args='-- --verdict-only' extra=1
 
 ebpf_unavailable() { bpf_cgroup_unavailable "the ebpf server"; }
 

@@ -8,7 +8,10 @@
 # -> pipe -> socket), uring (io_uring: multishot receive into provided
 # buffers, a send of each) or sockmap (an sk_skb verdict redirects each
 # socket's bytes to its peer; the process only accepts, connects and
-# inserts).
+# inserts). sockmap-verdict-only is sockmap with its verdict handing each
+# skb on whole, old bytes and all (proxy --verdict-only): not exact on a
+# network that reorders (common/exact.bpf.h), kept to measure what
+# exactness costs.
 #
 # Placed so that the proxy's CPU is the relay's cost: the proxy runs on
 # the server's CPUs (--cpus), the backend on the others, with bench. Its
@@ -17,13 +20,16 @@
 # remove but the check that it is gone.
 
 front proxy dir=proxy binary=proxy/proxy flag=--proxy value=PATH relay=1 \
-	values='copy splice uring sockmap' serves='user uring ebpf kecho' tools='cc clang bpftool' \
+	values='copy splice uring sockmap sockmap-verdict-only' serves='user uring ebpf kecho' tools='cc clang bpftool' \
 	only_why="every server can be the backend"
 
 variant user-proxy-copy    server=user order=80 colour='#7b4173' args='--proxy copy' proxy=1
 variant user-proxy-splice  server=user order=81 colour='#a55194' args='--proxy splice' proxy=1
 variant user-proxy-uring   server=user order=82 colour='#de9ed6' args='--proxy uring' proxy=1
 variant user-proxy-sockmap server=user order=83 colour='#ce6dbd' args='--proxy sockmap' proxy=1
+# Only where compare --servers names it (extra=1): not exact (above).
+variant user-proxy-sockmap-verdict-only server=user order=84 colour='#e7969c' \
+	args='--proxy sockmap-verdict-only' proxy=1 extra=1
 
 # How long the proxy may take to load its programs and listen.
 PROXY_READY_S=20
@@ -32,7 +38,7 @@ PROXY_READY_S=20
 # io_uring's multishot receive; copy and splice need nothing.
 proxy_unavailable() {
 	case ${1:-} in
-	sockmap)
+	sockmap | sockmap-verdict-only)
 		platform_lacks_need btf >/dev/null || return 0
 		echo "$(platform_lacks_need btf), which the proxy's sockmap path needs; use --proxy copy or splice"
 		;;
@@ -48,10 +54,12 @@ _proxy_listening() { grep -q '^proxy .* on ' "$1" || ! alive "$2" "$3"; }
 # PORT: the proxy, detached, on the server's CPUs, listening on the
 # server's address and PORT, relaying to the backend's.
 proxy_start() {
-	local port=$1 bin pid log=$STATE_DIR/proxy.log place=()
+	local port=$1 bin pid log=$STATE_DIR/proxy.log place=() path
 	bin=$(server_binary proxy)
 	[[ -z $(state cpus) ]] || place=(taskset -c "$(state cpus)")
-	setsid "${place[@]}" "$bin" --path "$(state proxy.arg)" --port "$port" \
+	path=(--path "$(state proxy.arg)")
+	[[ ${path[1]} != sockmap-verdict-only ]] || path=(--path sockmap --verdict-only)
+	setsid "${place[@]}" "$bin" "${path[@]}" --port "$port" \
 		--addr "$(state addr)" --backend-addr "$(state backend_addr)" \
 		--backend-port "$(state backend_port)" </dev/null >"$log" 2>&1 &
 	pid=$!
@@ -100,7 +108,7 @@ proxy_status() {
 		return 0
 	fi
 	echo "proxy:       $(state proxy.arg), pid $pid, to $(state backend_addr) port $(state backend_port)"
-	[[ $(state proxy.arg) != sockmap ]] ||
+	[[ $(state proxy.arg) != sockmap* ]] ||
 		echo "             counters $(bpf_counters "$pid" proxy_counters)"
 }
 
