@@ -47,6 +47,16 @@ ebpf_status() {
 	echo "counters:    $(bpf_counters "$(state pid)" echo_counters echo_bpf.bss)"
 }
 
+# Stops it, saying what its verdict did (the counters go with its maps):
+# compare's log keeps the line, so that a run under netem shows the old
+# bytes cut off (exact_cut_skbs, common/exact.bpf.h).
+ebpf_stop() {
+	local last
+	last=$(bpf_counters "$(state pid)" echo_counters)
+	default_stop
+	[[ -z $last ]] || say "ebpf: kernel: $last"
+}
+
 # The sockets in its SOCKHASH: one per open connection, none after them.
 ebpf_held() {
 	bpftool map dump name echo_socks 2>/dev/null | sed -n 's/^Found \([0-9]*\) element.*/\1/p'
