@@ -224,8 +224,11 @@ cmd_vm() {
 
 # list: every variant, as compare --servers knows them.
 cmd_list() {
-	local label server args when
-	printf '%-19s %-9s %-26s %s\n' VARIANT SERVER 'START OPTIONS' MEASURED
+	local label server args when w=7 rows
+	rows=$(every_variant)
+	# The first column as wide as the longest label.
+	while read -r label _; do ((${#label} <= w)) || w=${#label}; done <<<"$rows"
+	printf '%-*s %-9s %-26s %s\n' "$w" VARIANT SERVER 'START OPTIONS' MEASURED
 	while read -r label server args; do
 		when="every compare"
 		[[ $(variant_get "$label" bypass) != 1 ]] || when="compare --bypass"
@@ -233,8 +236,8 @@ cmd_list() {
 		[[ -z $(variant_get "$label" extra) ]] || when="only when --servers names it"
 		[[ $(server_get "$server" kind) != module ]] || when="$when, in the guest (--vm)"
 		[[ -z $(server_get "$server" peer) ]] || when="$when; a public peer (cmd/peers.sh build)"
-		printf '%-19s %-9s %-26s %s\n' "$label" "$server" "${args:--}" "$when"
-	done < <(every_variant)
+		printf '%-*s %-9s %-26s %s\n' "$w" "$label" "$server" "${args:--}" "$when"
+	done <<<"$rows"
 }
 
 main() {
