@@ -278,17 +278,20 @@ proxy_variants() {
 	done
 	for label in "${VARIANTS[@]}"; do
 		server=${_variant[$label.server]}
+		[[ -z ${_variant[$label.extra]:-} ]] || continue
 		[[ ${_variant[$label.proxy]} == 1 ||
 			($label == "$server" && -n ${proxied[$server]:-}) ]] || continue
 		echo "$label $server ${_variant[$label.args]}"
 	done
 }
 
-# relayed_variants: the proxy variants alone (tests/proxy.t's cases).
+# relayed_variants: the proxy variants alone (tests/proxy.t's cases), but
+# the extra ones: user-proxy-sockmap-verdict-only is the sockmap path with
+# one flag of its verdict off, measured when named, never a relay to run.
 relayed_variants() {
 	local label
 	for label in "${VARIANTS[@]}"; do
-		[[ ${_variant[$label.proxy]} == 1 ]] || continue
+		[[ ${_variant[$label.proxy]} == 1 && -z ${_variant[$label.extra]:-} ]] || continue
 		echo "$label ${_variant[$label.server]} ${_variant[$label.args]}"
 	done
 }
