@@ -55,8 +55,10 @@ Servers: ${SERVERS[*]} (declared in servers/)
   --vm SERVER   the same inside a qemu guest running a kernel that loads
                 modules (how kecho runs where insmod cannot)
   --kernel V    with --vm: the guest's kernel, ${KERNEL_VERSIONS[*]} (default
-                $KERNEL_DEFAULT); 6.12 is fetched into a cache on first use
-                (vm/kernels.sh, never into /boot); raw files record it
+                $KERNEL_DEFAULT; newest: $KERNEL_NEWEST, Debian sid's: no
+                kecho.ko for it here); each is fetched into a cache on
+                first use (vm/kernels.sh, never into /boot); raw files
+                record it
   compare       every server this machine can run, measured alike, into
                 results/DATE-PLACEMENT/ (raw files, verdicts in summary.md,
                 plots); see './run.sh compare --help'

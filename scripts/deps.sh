@@ -4,8 +4,9 @@
 #
 # Idempotent: packages already installed are left alone and only the missing
 # ones are named and installed. Works without a terminal (CI). Then the
-# guest's kernels (vm/kernels.sh fetch 6.1 6.12): downloaded and unpacked
-# into the suite's cache, never installed: the host's /boot is not touched.
+# guest's kernels CI boots (vm/kernels.sh fetch 6.1 6.12): downloaded and
+# unpacked into the suite's cache, never installed: the host's /boot is not
+# touched. sid's 7.2 (make vm-check's) is fetched on its first use.
 #
 # Root installs: as root, `make deps` (no sudo needed: it installs sudo, so
 # the README's commands run verbatim after it); as a user, `sudo make deps`.
@@ -52,7 +53,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$root/lib/common.sh"
 prog_name deps
 # shellcheck source=vm/kernels.sh
-source "$root/vm/kernels.sh"	# KERNEL_VERSIONS
+source "$root/vm/kernels.sh"	# KERNEL_DEPS
 
 # shellcheck source=/dev/null # OS_RELEASE: the tests point it elsewhere
 DISTRO=$(. "${OS_RELEASE:-/etc/os-release}" 2>/dev/null && echo "${ID:-}")
@@ -108,10 +109,11 @@ available() {
 }
 
 # The guest's kernels: into the cache, once (never installed: a kernel
-# package would put its image in the host's /boot).
+# package would put its image in the host's /boot). Debian 12's, which
+# CI boots; sid's (7.2, 138 MB) waits for its first use.
 fetch_kernels() {
 	local v
-	for v in "${KERNEL_VERSIONS[@]}"; do
+	for v in "${KERNEL_DEPS[@]}"; do
 		"$root/vm/kernels.sh" show "$v" >/dev/null 2>&1 && continue
 		if [[ $DISTRO == debian ]]; then
 			"$root/vm/kernels.sh" fetch "$v"

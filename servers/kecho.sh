@@ -5,7 +5,7 @@
 # or a kthread of its own (mode=kthread). Its arguments are module
 # parameters; where modules cannot load it runs in the qemu guest (--vm).
 
-server kecho dir=kecho binary=kecho/kecho.ko tools=cc kind=module needs=modules \
+server kecho dir=kecho binary=kecho/kecho.ko tools=cc kind=module needs='modules module-build' \
 	bad_args='port=0;backlog=0;mode=foo;addr=1.2.3' \
 	trace='kecho_work kernel_recvmsg kernel_sendmsg tcp_recvmsg tcp_sendmsg' \
 	work=kecho_work
@@ -30,6 +30,9 @@ kecho_vermagic() {
 kecho_unavailable() {
 	if [[ ! -e /proc/modules ]]; then
 		echo "kernel modules are disabled on this kernel (CONFIG_MODULES=n); run kecho in the qemu guest: sudo ./run.sh --vm kecho"
+	elif [[ -s /etc/vm/no-module-build ]]; then
+		# The guest's kernel, one the host cannot build kecho.ko for (7.2).
+		echo "the guest's kernel has no kecho.ko: $(cat /etc/vm/no-module-build); boot 6.1 or 6.12 (--kernel)"
 	elif [[ -e $(server_binary kecho) && $(kecho_vermagic) != "$(uname -r)" ]]; then
 		echo "kecho/kecho.ko was built for $(kecho_vermagic), not for this kernel ($(uname -r)); rebuild it: make -C kecho clean && make kecho KDIR=/lib/modules/$(uname -r)/build"
 	fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # The sockmap behaviours of the guest's kernel (ECHOLAB_KERNEL: 6.1 by
-# default; make vm-check KERNELS="6.1 6.12" runs this once per kernel),
+# default; make vm-check KERNELS="6.1 6.12 7.2" runs this once per kernel),
 # detected there by tests/guest/sockmap.sh and held to the kernel's column
 # of tests/sockmap-kernels.txt. Its cases are tests/guest/sockmap.sh's
 # (see there), passed on to the guest: preaccept-verdict, fin-verdict,

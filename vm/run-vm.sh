@@ -1,15 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Run a command in a qemu guest that boots a Debian kernel (6.1, installed;
-# or 6.12, from the suite's cache), a kernel that can load modules (the
-# host's may not: CONFIG_MODULES=n).
+# Run a command in a qemu guest that boots a Debian kernel (6.1, 6.12 or
+# 7.2, from the suite's cache), a kernel that can load modules (the host's
+# may not: CONFIG_MODULES=n).
 #
 #   vm/run-vm.sh [OPTIONS] -- COMMAND [ARG...]
 #
-#   --kernel VERSION the guest's kernel: 6.1 (default, or $ECHOLAB_KERNEL)
-#                    or 6.12, fetched into the cache on first use
-#                    (vm/kernels.sh: where each comes from; never /boot)
+#   --kernel VERSION the guest's kernel: 6.1 (default, or $ECHOLAB_KERNEL),
+#                    6.12 or 7.2 (newest: Debian sid's), fetched into the
+#                    cache on first use (vm/kernels.sh: where each comes
+#                    from; never /boot)
 #   --timeout SEC    bound on the whole run, boot included (default 600)
 #   --out DIR        shared read-write with the guest as /out (9p); results
 #                    written there come back to the host, plus dmesg.txt
@@ -25,7 +26,8 @@
 #   -h, --help
 #
 # The guest gets busybox, the repository at /lab (built binaries included,
-# with their shared libraries), the servers' modules built for its kernel, bash,
+# with their shared libraries), the servers' modules built for its kernel
+# (none on 7.2: its compiler is not here; /etc/vm/no-module-build says why), bash,
 # iproute2 (tc for netem, whose module it loads), nsenter and bpftool.
 # COMMAND runs as root in /lab with OUT=/out; its output streams to stdout
 # and its exit status is this script's. Own failures: 2 usage, 124 timeout,
@@ -58,6 +60,7 @@ readonly default_tools=(bash ip ss tc nsenter bpftool)
 
 timeout_s=600
 kversion=${ECHOLAB_KERNEL:-$KERNEL_DEFAULT}
+no_module_build=
 out_dir=
 kernel_log=0
 adds=()
@@ -111,7 +114,7 @@ parse_args() {
 			(($# >= 2)) || usage_error "--kernel needs a version (${KERNEL_VERSIONS[*]})"
 			kernel_check "$2" 2>/dev/null ||
 				usage_error "--kernel $2: unknown; the guest boots ${KERNEL_VERSIONS[*]}"
-			kversion=$2
+			kversion=$(kernel_name "$2")
 			shift 2
 			;;
 		--out)
@@ -154,6 +157,7 @@ find_kernel() {
 	local why
 	kernel_check "$kversion" 2>/dev/null ||
 		usage_error "unknown kernel '$kversion' (ECHOLAB_KERNEL?); the guest boots ${KERNEL_VERSIONS[*]}"
+	kversion=$(kernel_name "$kversion")
 	if ! why=$(kernel_find "$kversion" 2>&1); then
 		[[ $kversion != 6.1 || -z ${VM_KERNEL:-} ]] || fail "$why"
 		warn "kernel $kversion is not in the cache yet; fetching it (once)"
@@ -212,13 +216,28 @@ copy_tree() {
 	done < <(cd "$stage$dst" && find . -type f -perm -u+x -print0)
 }
 
+# module_builtin NAME: the kernel has it built in (6.12, 7.2: virtio_pci),
+# by its modules.builtin, else (a kernel that ships none) by the module
+# names in modules.builtin.modinfo, else by its config's CONFIG_NAME=y
+# (virtio_pci: CONFIG_VIRTIO_PCI).
+module_builtin() {
+	local name=$1
+	if [[ -f $moddir/modules.builtin ]]; then
+		grep -qE "/${name}\.ko\$" "$moddir/modules.builtin"
+	elif [[ -f $moddir/modules.builtin.modinfo ]]; then
+		tr '\0' '\n' <"$moddir/modules.builtin.modinfo" | grep -q "^${name}\."
+	else
+		grep -qx "CONFIG_${name^^}=y" "$moddir/config" 2>/dev/null
+	fi
+}
+
 # modules (with their dependencies, in load order) from modules.dep
 module_load_order() {
 	local name line dep deps i
 	local -A seen=()
 	for name in "${guest_modules[@]}"; do
-		# built in (6.12: virtio_pci): nothing to load
-		grep -qE "/${name}\.ko\$" "$moddir/modules.builtin" 2>/dev/null && continue
+		# built in: nothing to load
+		module_builtin "$name" && continue
 		line=$(grep -E "/${name}\.ko(\.[a-z]+)?:" "$moddir/modules.dep") ||
 			fail "module $name not found in $moddir/modules.dep"
 		read -ra deps <<<"${line#*:}"
@@ -336,8 +355,13 @@ build_initramfs() {
 
 	copy_tree "$repo" /lab
 	for spec in "${modules_ko[@]}"; do
-		cp "${spec%%:*}" "$stage/lab/${spec#*:}"
+		if [[ ${spec%%:*} == /dev/null ]]; then
+			rm -f "$stage/lab/${spec#*:}"
+		else
+			cp "${spec%%:*}" "$stage/lab/${spec#*:}"
+		fi
 	done
+	[[ -z $no_module_build ]] || echo "$no_module_build" >"$stage/etc/vm/no-module-build"
 	for spec in "${adds[@]}"; do
 		src=${spec%%:*}
 		dst=${spec#*:}
@@ -368,13 +392,26 @@ build_initramfs() {
 # The suite's modules (kind=module in servers/) built for the guest's
 # kernel (vm/kernels.sh builds each when the one in its directory is for
 # another kernel): the guest finds each at its declared binary path.
+# A kernel the host cannot build modules for (its compiler is not here:
+# 7.2) gets none, and the guest is told why in /etc/vm/no-module-build (a
+# module server's need module-build, lib/registry.sh); a copy of the
+# repository's own module, built for another kernel, is left out.
 build_modules() {
-	local s dir ko
+	local s dir ko rc
 	for s in "${SERVERS[@]}"; do
 		[[ $(server_get "$s" kind) == module ]] || continue
 		dir=$(server_get "$s" dir)
 		[[ -f $repo/$dir/Kbuild ]] || continue
-		if ko=$(kernel_module "$dir" "$kversion"); then
+		rc=0
+		ko=$(kernel_module "$dir" "$kversion" 2>"$workdir/module.err") || rc=$?
+		if ((rc == 3)); then
+			no_module_build=$(sed 's/^kernels: //' "$workdir/module.err")
+			modules_ko+=("/dev/null:$(server_get "$s" binary)")
+			warn "$no_module_build"
+			continue
+		fi
+		cat "$workdir/module.err" >&2
+		if ((rc == 0)); then
 			modules_ko+=("$ko:$(server_get "$s" binary)")
 		else
 			warn "warning: no $s module for $kver: vm/kernels.sh module $dir $kversion says why"
