@@ -14,7 +14,7 @@
 #   -t THREADS  client threads, a connection each at a time (default 16)
 #   -r ROUNDS   echoes per thread (default 8)
 #   -T SECONDS  the whole client run's limit (default 600); an echo's is 120
-#   -h          this text
+#   -h, --help  this text
 # Needs root, sch_netem and a BPF-capable kernel: in this repository, run it
 # in the guest: vm/run-vm.sh --kernel 6.1 -- repro/sockmap-overlap/run.sh
 # (build first, on the host: make -C repro/sockmap-overlap).
@@ -34,6 +34,7 @@ usage() {
 	exit "${1:-2}"
 }
 
+[[ ${1:-} != --help ]] || usage 0
 while getopts n:s:t:r:T:h opt; do
 	case $opt in
 	n) netem=$OPTARG ;;
