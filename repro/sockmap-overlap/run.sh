@@ -102,7 +102,9 @@ if [[ -x $here/overlap-trace ]]; then
 	sleep 2
 fi
 
-lines=$(timeout "$limit" ip netns exec "$ns_cli" "$here/checked-client" 10.77.0.1 "$port" \
+# The path, not the name: busybox's timeout (the guest's) runs its own
+# applet for a bare "ip", and that ip has no netns.
+lines=$(timeout "$limit" "$(command -v ip)" netns exec "$ns_cli" "$here/checked-client" 10.77.0.1 "$port" \
 	"$size" "$threads" "$rounds" 120 || true)
 printf '%s\n' "$lines" | grep -v ' ok$' || true
 kill "$echo_pid" 2>/dev/null || true
