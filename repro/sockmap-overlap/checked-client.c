@@ -4,10 +4,13 @@
  * send SIZE bytes and read SIZE bytes back (both at once, non-blocking),
  * compare every byte. One line per echo on stdout:
  *
- *   echo thread=T round=R ok
- *   echo thread=T round=R mismatch offset=O repeat_of=S repeat_len=L
- *   echo thread=T round=R mismatch offset=O not_a_repeat
- *   echo thread=T round=R failed reason=...
+ *   echo thread=T round=R port=P ok
+ *   echo thread=T round=R port=P mismatch offset=O repeat_of=S repeat_len=L
+ *   echo thread=T round=R port=P mismatch offset=O not_a_repeat
+ *   echo thread=T round=R port=P failed reason=...
+ *
+ * P is the connection's local (client) port, 0 before it has one: the port
+ * overlap-trace prints with each old skb, so run.sh can pair them.
  *
  * A message is pseudo-random bytes (seeded per echo), so 64 bytes read at
  * the first mismatch O that equal the message's bytes from S < O on mean
@@ -47,7 +50,7 @@ static void fill(unsigned char *b, size_t n, unsigned int seed)
 	}
 }
 
-static void report(int t, int r, const unsigned char *sent,
+static void report(int t, int r, unsigned int port, const unsigned char *sent,
 		   const unsigned char *got)
 {
 	size_t o = 0, s;
@@ -56,7 +59,7 @@ static void report(int t, int r, const unsigned char *sent,
 		o++;
 	pthread_mutex_lock(&out);
 	if (o == size) {
-		printf("echo thread=%d round=%d ok\n", t, r);
+		printf("echo thread=%d round=%d port=%u ok\n", t, r, port);
 	} else {
 		size_t probe = size - o < PROBE ? size - o : PROBE;
 
@@ -64,11 +67,11 @@ static void report(int t, int r, const unsigned char *sent,
 			if (!memcmp(sent + s, got + o, probe))
 				break;
 		if (s < o && probe == PROBE)
-			printf("echo thread=%d round=%d mismatch offset=%zu repeat_of=%zu repeat_len=%zu\n",
-			       t, r, o, s, o - s);
+			printf("echo thread=%d round=%d port=%u mismatch offset=%zu repeat_of=%zu repeat_len=%zu\n",
+			       t, r, port, o, s, o - s);
 		else
-			printf("echo thread=%d round=%d mismatch offset=%zu not_a_repeat\n",
-			       t, r, o);
+			printf("echo thread=%d round=%d port=%u mismatch offset=%zu not_a_repeat\n",
+			       t, r, port, o);
 	}
 	fflush(stdout);
 	pthread_mutex_unlock(&out);
@@ -80,12 +83,17 @@ static int echo(int t, int r, unsigned char *sent, unsigned char *got)
 	time_t end = time(NULL) + timeout_s;
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	const char *why = NULL;
+	struct sockaddr_in local;
+	socklen_t local_len = sizeof(local);
+	unsigned int port = 0;
 
 	fill(sent, size, (unsigned int)(t * 100003 + r));
 	if (fd < 0 || connect(fd, (struct sockaddr *)&server, sizeof(server))) {
 		why = "connect";
 		goto fail;
 	}
+	if (!getsockname(fd, (struct sockaddr *)&local, &local_len))
+		port = ntohs(local.sin_port);
 	fcntl(fd, F_SETFL, O_NONBLOCK);
 	while (read_n < size) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -115,13 +123,13 @@ static int echo(int t, int r, unsigned char *sent, unsigned char *got)
 		}
 	}
 	close(fd);
-	report(t, r, sent, got);
+	report(t, r, port, sent, got);
 	return 0;
 fail:
 	if (fd >= 0)
 		close(fd);
 	pthread_mutex_lock(&out);
-	printf("echo thread=%d round=%d failed reason=%s read=%zu\n", t, r, why, read_n);
+	printf("echo thread=%d round=%d port=%u failed reason=%s read=%zu\n", t, r, port, why, read_n);
 	fflush(stdout);
 	pthread_mutex_unlock(&out);
 	return -1;

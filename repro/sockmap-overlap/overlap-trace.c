@@ -3,8 +3,9 @@
  * overlap-trace - loads trace.bpf.c (a kprobe on sk_psock_verdict_recv),
  * waits SECONDS or a SIGINT/SIGTERM, then prints what it counted:
  *
- *   trace skbs=N old_skbs=N old_bytes=N gap_skbs=N
+ *   trace skbs=N conns=N old_skbs=N old_bytes=N gap_skbs=N
  *   trace old_lengths=L,L,...   (the first ones, in order)
+ *   trace old port=P len=L      (the same ones: client port, old bytes)
  *
  *   overlap-trace SECONDS
  */
@@ -49,16 +50,22 @@ int main(int argc, char **argv)
 		usleep(100000);
 	for (__u32 k = 0; k < T_MAX; k++)
 		bpf_map_lookup_elem(bpf_map__fd(skel->maps.trace_stats), &k, &v[k]);
-	printf("trace skbs=%llu old_skbs=%llu old_bytes=%llu gap_skbs=%llu\n",
-	       v[T_SKBS], v[T_OLD], v[T_OLD_BYTES], v[T_GAP]);
+	printf("trace skbs=%llu conns=%llu old_skbs=%llu old_bytes=%llu gap_skbs=%llu\n",
+	       v[T_SKBS], v[T_CONNS], v[T_OLD], v[T_OLD_BYTES], v[T_GAP]);
 	printf("trace old_lengths=");
 	for (__u32 i = 0; i < v[T_OLD] && i < TRACE_SAMPLES; i++) {
-		__u32 len = 0;
+		struct trace_sample s = { 0 };
 
-		bpf_map_lookup_elem(bpf_map__fd(skel->maps.trace_samples), &i, &len);
-		printf("%s%u", i ? "," : "", len);
+		bpf_map_lookup_elem(bpf_map__fd(skel->maps.trace_samples), &i, &s);
+		printf("%s%u", i ? "," : "", s.len);
 	}
 	printf("\n");
+	for (__u32 i = 0; i < v[T_OLD] && i < TRACE_SAMPLES; i++) {
+		struct trace_sample s = { 0 };
+
+		bpf_map_lookup_elem(bpf_map__fd(skel->maps.trace_samples), &i, &s);
+		printf("trace old port=%u len=%u\n", s.port, s.len);
+	}
 	trace_bpf__destroy(skel);
 	return 0;
 }

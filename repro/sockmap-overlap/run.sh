@@ -20,7 +20,10 @@
 # (build first, on the host: make -C repro/sockmap-overlap).
 # Prints a line per echo that failed, the verdict's counts (and, where
 # overlap-trace can attach its kprobe, how many skbs it handed on carried
-# old bytes: trace.bpf.c), then: echoes= ok= mismatches= repeats= failed=.
+# old bytes: trace.bpf.c, each with its client port and old length; then
+# for each mismatch whether the first old skb of its connection has the
+# repeat's length, "check repeats= matched= old_conns= ..."), then:
+# echoes= ok= mismatches= repeats= failed=.
 # Exit status: 0 when every echo matched, 1 when any did not, 2 usage or setup.
 set -euo pipefail
 
@@ -115,6 +118,30 @@ if [[ -n $trace_pid ]]; then
 	kill "$trace_pid" 2>/dev/null || true
 	wait "$trace_pid" 2>/dev/null || true
 	cat "$tlog"
+	# Each repeat the client saw against the first old skb the verdict got
+	# on that connection (its port): the same length, or not.
+	{ grep '^trace old port=' "$tlog" || true; printf '%s\n' "$lines"; } | awk '
+		/^trace old port=/ {
+			split($3, p, "="); split($4, l, "=")
+			if (!(p[2] in first)) { first[p[2]] = l[2]; conns++ }
+			next
+		}
+		/ mismatch / {
+			port = ""; len = ""
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^port=/) port = substr($i, 6)
+				if ($i ~ /^repeat_len=/) len = substr($i, 12)
+			}
+			mism[port] = 1; n++
+			if (!(port in first)) { v = "no_old_skb" }
+			else if (len != "" && first[port] == len) { v = "same_length"; m++ }
+			else { v = "old_skb_len=" first[port] }
+			printf "pair port=%s repeat_len=%s trace=%s\n", port, (len == "" ? "none" : len), v
+		}
+		END {
+			for (q in first) if (!(q in mism)) quiet++
+			printf "check repeats=%d matched=%d old_conns=%d old_conns_without_mismatch=%d\n", n, m, conns, quiet
+		}'
 fi
 
 count() { grep -c -- "$1" <<<"$lines" || true; }
