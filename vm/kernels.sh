@@ -21,7 +21,8 @@
 # bootloader and the host's apt sources are not touched (sid's list lives
 # in $ECHOLAB_KERNEL_CACHE/apt-sid). VM_KERNEL=IMAGE boots that image instead
 # of 6.1's, with the modules of its release in /lib/modules (a kernel of
-# your own, or a distribution without Debian's).
+# your own, or a distribution without Debian's); an image with no
+# /lib/modules/RELEASE is taken to have everything built in.
 #
 # A module for a kernel other than the one DIR/NAME.ko was built for goes
 # to DIR/build/RELEASE/ (vm/run-vm.sh puts it at DIR/NAME.ko in the guest).
@@ -147,6 +148,9 @@ kernel_find() {
 		}
 	fi
 	KERNEL_KDIR=$KERNEL_MODDIR/build
+	# VM_KERNEL with no /lib/modules/RELEASE: a kernel with everything
+	# built in (CONFIG_MODULES=n); the guest loads nothing.
+	[[ -n ${VM_KERNEL:-} && $v == 6.1 && ! -e $KERNEL_MODDIR ]] && return 0
 	[[ -f $KERNEL_MODDIR/modules.dep ]] || {
 		echo "no modules for $KERNEL_RELEASE in $KERNEL_MODDIR" \
 			"(sudo vm/kernels.sh fetch $v)" >&2

@@ -36,8 +36,8 @@
 # stderr; COMMAND itself, failing or not, runs once.
 #
 # Environment: ECHOLAB_KERNEL (--kernel's default), VM_KERNEL (an image to
-# boot instead of 6.1's, its modules in /lib/modules; default: 6.1's, from
-# the cache vm/kernels.sh fetches into),
+# boot instead of 6.1's, its modules in /lib/modules, or none when it has
+# everything built in; default: 6.1's, from the cache vm/kernels.sh fetches into),
 # VM_SMP (2), VM_MEM (2G), VM_TCG_THREAD (multi: a host thread per vCPU;
 # single: one for all, about 1.4 x slower), VM_TOOLS (more host commands to copy in),
 # VM_APPEND (more kernel command line, e.g. slub_debug=FZP), VM_LOG_LINES
@@ -235,6 +235,8 @@ module_builtin() {
 module_load_order() {
 	local name line dep deps i
 	local -A seen=()
+	# VM_KERNEL with everything built in: no modules.dep, nothing to load
+	[[ -f $moddir/modules.dep ]] || return 0
 	for name in "${guest_modules[@]}"; do
 		# built in: nothing to load
 		module_builtin "$name" && continue
@@ -398,6 +400,7 @@ build_initramfs() {
 # repository's own module, built for another kernel, is left out.
 build_modules() {
 	local s dir ko rc
+	[[ -f $moddir/modules.dep ]] || return 0	# no modules (VM_KERNEL)
 	for s in "${SERVERS[@]}"; do
 		[[ $(server_get "$s" kind) == module ]] || continue
 		dir=$(server_get "$s" dir)
