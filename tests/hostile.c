@@ -176,11 +176,18 @@ static uint64_t msg_size(struct conn *c)
 static void say(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(struct conn *c, const char *fmt, ...)
 {
+	struct sockaddr_in6 me = { 0 };	/* large enough for either family */
+	socklen_t len = sizeof(me);
 	va_list ap;
 
-	fprintf(stderr, "hostile: connection %llu (sent %llu, checked %llu): ",
-		(unsigned long long)c->id, (unsigned long long)c->sent,
-		(unsigned long long)c->checked);
+	/* The port, to find the connection in a server's or proxy's -v log. */
+	if (getsockname(c->fd, (struct sockaddr *)&me, &len))
+		me.sin6_port = 0;
+	fprintf(stderr, "hostile: connection %llu (port %u, %s%s, sent %llu, checked %llu): ",
+		(unsigned long long)c->id, ntohs(me.sin6_port),
+		c->end == END_HALFCLOSE ? "ends with a half-close" : "ends with a reset",
+		c->shut ? ", half-closed" : "",
+		(unsigned long long)c->sent, (unsigned long long)c->checked);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
