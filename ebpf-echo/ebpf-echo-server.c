@@ -72,7 +72,7 @@ struct conn {
 	__u64 echoed;		/* bytes this process sent into the socket */
 	__u64 published;	/* ... the last value written to echo_echoed */
 	__u32 events;		/* epoll interest, always EPOLLET */
-	bool eof;		/* client sent FIN: wait for the echo, then close */
+	bool eof;		/* client sent FIN: echo the rest, then close */
 	char *pend;		/* echo bytes the socket did not take yet */
 	size_t pend_off, pend_len;
 	__u64 acked;		/* tcpi_bytes_acked at the last drain check */
@@ -363,7 +363,7 @@ static int conn_flush(struct conn *c)
 	c->pend = NULL;
 	c->pend_off = 0;
 	conn_publish(c);
-	conn_set_events(c, c->eof ? 0 : EPOLLIN);
+	conn_set_events(c, EPOLLIN);
 	return 0;
 }
 
@@ -389,19 +389,32 @@ static bool conn_drained(struct conn *c)
 	return false;
 }
 
-static void conn_start_drain(struct conn *c)
+/*
+ * recv() returned 0: TCP has taken the FIN. Bytes the verdict passed up
+ * may still come after it: with the kernel's own echo queued on the
+ * socket's psock, a passed skb waits behind it there, and reaches the
+ * receive queue only when the echo ahead of it has gone out. So a
+ * draining connection goes on reading (EPOLLIN, and each tick) until
+ * every byte is echoed and acknowledged. false: it was closed.
+ */
+static bool conn_readable(struct conn *c);
+
+static bool conn_start_drain(struct conn *c)
 {
+	if (c->eof)
+		return true;	/* draining already */
 	c->eof = true;
-	conn_set_events(c, 0);
+	conn_set_events(c, EPOLLIN);
 	if (conn_drained(c)) {
 		conn_close(c);
-		return;
+		return false;
 	}
 	c->drain_deadline = now_ms() + DRAIN_IDLE_MS;
 	c->drain_next = srv.draining;
 	if (srv.draining)
 		srv.draining->drain_prev = c;
 	srv.draining = c;
+	return true;
 }
 
 static void check_draining(void)
@@ -411,6 +424,8 @@ static void check_draining(void)
 
 	for (; c; c = next) {
 		next = c->drain_next;
+		if (!c->pend_len && !conn_readable(c))
+			continue;	/* closed */
 		if (conn_drained(c)) {
 			conn_close(c);
 		} else if (now > c->drain_deadline) {
@@ -422,8 +437,9 @@ static void check_draining(void)
 	}
 }
 
-/* Edge-triggered: read until EAGAIN, unless the echo backs up. */
-static void conn_readable(struct conn *c)
+/* Edge-triggered: read until EAGAIN, unless the echo backs up.
+ * false: the connection was closed. */
+static bool conn_readable(struct conn *c)
 {
 	static char buf[READ_BUF];
 	bool got = false;
@@ -435,18 +451,17 @@ static void conn_readable(struct conn *c)
 			got = true;
 			if (conn_send(c, buf, n)) {
 				conn_close(c);
-				return;
+				return false;
 			}
 			if (c->pend_len) {
 				conn_publish(c);
-				return;	/* read on once EPOLLOUT flushed it */
+				return true;	/* read on once EPOLLOUT flushed it */
 			}
 			continue;
 		}
 		if (n == 0) {
 			conn_publish(c);
-			conn_start_drain(c);
-			return;
+			return conn_start_drain(c);
 		}
 		if (errno == EINTR)
 			continue;
@@ -461,12 +476,12 @@ static void conn_readable(struct conn *c)
 			 * still wake us (EPOLLIN), so watch only for FIN and
 			 * errors; echo_passed says when bytes come up to us.
 			 */
-			if (c->in_map)
+			if (c->in_map && !c->eof)
 				conn_set_events(c, EPOLLRDHUP);
-			return;
+			return true;
 		}
 		conn_close(c);	/* ECONNRESET and friends */
-		return;
+		return false;
 	}
 }
 
@@ -491,12 +506,8 @@ static void conn_event(int fd, __u32 events)
 			return;
 		}
 	}
-	if (c->eof) {
-		if (conn_drained(c))
-			conn_close(c);
-		return;
-	}
-	conn_readable(c);
+	if (conn_readable(c) && c->eof && !c->pend_len && conn_drained(c))
+		conn_close(c);
 }
 
 /* -v statistics: did the client's data arrive before we accepted? */
@@ -544,7 +555,7 @@ static int on_passed(void *ctx, void *data, size_t size)
 		struct conn *c = srv.conns[fd];
 
 		if (c && !memcmp(&c->key, key, sizeof(*key))) {
-			if (!c->pend_len && !c->eof)
+			if (!c->pend_len)
 				conn_readable(c);
 			break;
 		}

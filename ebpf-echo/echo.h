@@ -19,7 +19,7 @@ struct echo_counters {
 	__u64 passed_bytes;
 	__u64 lookup_misses;		/* socket not found in the SOCKHASH */
 	__u64 redirect_failures;	/* found, but bpf_sk_redirect_hash failed */
-	__u64 fin_skbs;			/* zero-length skbs (FIN), passed */
+	__u64 fin_skbs;			/* zero-length skbs (FIN), dropped */
 	__u64 inserted_socks;		/* sock_ops: server sockets added */
 	__u64 insert_failures;		/* sock_ops: bpf_sock_hash_update failed */
 	__u64 notify_failures;		/* echo_passed ring buffer was full */
