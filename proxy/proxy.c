@@ -667,6 +667,11 @@ static int pump(struct pair *p, unsigned int i)
 			if (d->shut)
 				break;
 			ok = opt.path == PATH_SOCKMAP ? caught_up(p, i, true) : 1;
+			/* Bytes passed up can reach the socket after its EOF:
+			 * on its psock they wait behind the relay's bytes out of
+			 * it, and TCP took the FIN before them. Read on. */
+			if (ok == 0 && read_some(p, i) > 0)
+				continue;
 			if (ok == 0) {
 				wait_kernel(p);
 				break;
