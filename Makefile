@@ -176,20 +176,13 @@ VM_ONLY := vm-netem:same-path-sizes,same-path-50x4 vm-ftrace:profile-vm
 # case (about 4 min each), and kecho's in the guest. Its kecho case
 # (kecho-unbound, a guest boot) is KECHO_LATER's: vm-check's, not
 # check-all's.
-# Cases that fail today, on a bug found and not yet fixed, which check-all
-# leaves to the targets that run them whole (make soak-hostile): hostile
-# streams through ebpf (2 errors in 10,067 connections: an EOF or a reset
-# before any echo) and through the proxy's sockmap path (61 in 5,360: the
-# last byte of a connection lost, exact mode or not), 2026-11-28
-# (docs/faults.md, "Hostile streams, every path").
-KNOWN_OPEN := hostile:ebpf,user-proxy-sockmap
 HOSTILE_SHORT = HOSTILE_RUNS=$${HOSTILE_RUNS:-1} HOSTILE_S=$${HOSTILE_S:-5}
 KECHO_LATER := faults:kecho-bound,kecho-kthread neverread:kecho-bound,kecho-kthread \
 	scale:kecho-bound,kecho-kthread hostile:kecho-unbound
 comma := ,
 # left_out NAME: the cases SWEEPS and VM_ONLY name of tests/NAME.t.
 # (KECHO_LATER's files lose their case kecho too: all three modes.)
-left_out = $(subst $(comma), ,$(patsubst $(1):%,%,$(filter $(1):%,$(SWEEPS) $(VM_ONLY) $(KNOWN_OPEN) \
+left_out = $(subst $(comma), ,$(patsubst $(1):%,%,$(filter $(1):%,$(SWEEPS) $(VM_ONLY) \
 	$(addsuffix $(comma)kecho,$(KECHO_LATER)))))
 # all_entry NAME: check-all's TESTS= entry for tests/NAME.t: the file
 # whole, or its cases but those left out (its --list, in its order).

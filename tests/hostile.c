@@ -50,6 +50,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <linux/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -57,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -192,6 +194,71 @@ static void say(struct conn *c, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/*
+ * The server's end of the connection, when it is on this machine (in this
+ * network namespace): its line of /proc/net/tcp, whose tx_queue (bytes
+ * not acknowledged yet, sent or not), rx_queue (not read) and timer tell
+ * whether its TCP holds the echo or the server never read or sent it.
+ */
+static void say_peer_tcp(struct conn *c)
+{
+	struct sockaddr_in me, them;
+	socklen_t len = sizeof(me);
+	unsigned int lport, rport, st, tx, rx, tr;
+	char line[512];
+	FILE *f;
+
+	if (getsockname(c->fd, (struct sockaddr *)&me, &len) || me.sin_family != AF_INET)
+		return;
+	memcpy(&them, &peer, sizeof(them));
+	f = fopen("/proc/net/tcp", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " %*u: %*x:%x %*x:%x %x %x:%x %x:",
+			   &lport, &rport, &st, &tx, &rx, &tr) != 6 ||
+		    lport != ntohs(them.sin_port) || rport != ntohs(me.sin_port))
+			continue;
+		len = (socklen_t)strcspn(line, "\n");
+		while (len && line[len - 1] == ' ')
+			len--;
+		say(c, "  the server's end: state %u, tx_queue %u, rx_queue %u, timer %u "
+		    "(/proc/net/tcp: %.*s)", st, tx, rx, tr, (int)len, line);
+	}
+	fclose(f);
+	/* and ss's view of it: windows, what limits the sender, timers */
+	snprintf(line, sizeof(line), "ss -tinmeHO state all '( sport = :%u and dport = :%u )' 2>&1",
+		 ntohs(them.sin_port), ntohs(me.sin_port));
+	f = popen(line, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		say(c, "  ss: %.*s", (int)strcspn(line, "\n"), line);
+	pclose(f);
+}
+
+/* What this end's TCP says, to tell a server that stopped sending from a
+ * client that stopped reading. */
+static void say_tcp(struct conn *c)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	int unread = -1;
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len)) {
+		say(c, "  TCP_INFO: %s", strerror(errno));
+		return;
+	}
+	ioctl(c->fd, FIONREAD, &unread);
+	say(c, "  this end: state %u, received %llu, unread %d, rcv_space %u, "
+	    "the peer's window %u, probes %u, backoff %u, rto %u us",
+	    ti.tcpi_state, (unsigned long long)ti.tcpi_bytes_received, unread,
+	    ti.tcpi_rcv_space, ti.tcpi_snd_wnd, ti.tcpi_probes, ti.tcpi_backoff,
+	    ti.tcpi_rto);
+	say_peer_tcp(c);
 }
 
 /* The next message, or (none left) the end: a half-close or the reset's
@@ -528,6 +595,7 @@ static int serve(struct conn *c, short revents, double t)
 	if (t - c->progress > timeout_s) {
 		say(c, "TIMEOUT: no progress for %d s (%s)", timeout_s,
 		    c->shut ? "draining after the half-close" : "sending and checking");
+		say_tcp(c);
 		total.timeouts++;
 		return 1;
 	}
