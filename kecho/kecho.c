@@ -16,9 +16,10 @@
  * worker is ever parked on an idle connection, so thousands of idle
  * connections cannot starve a new one.
  *
- * A connection ends with a FIN after the client's EOF has been echoed. At
- * rmmod, open connections are aborted (RST): the sockets are gone when
- * rmmod returns instead of lingering as orphans in FIN_WAIT.
+ * A connection ends with a FIN after the client's EOF has been echoed, and
+ * its socket is released once the client has acknowledged it all (see
+ * kecho_shut()). At rmmod, open connections are aborted (RST): the sockets
+ * are gone when rmmod returns instead of lingering as orphans in FIN_WAIT.
  *
  * It listens on 127.0.0.1 unless addr= names another address: a lab
  * module must not open an in-kernel server to the network by default.
@@ -51,6 +52,8 @@
 #define KECHO_BUF_SIZE	(16 * 1024)
 /* reads per work run before the work requeues itself to let others run */
 #define KECHO_BUDGET	16
+/* After the FIN, TCP gives up on a client that takes nothing for this long. */
+#define KECHO_DRAIN_MS	5000
 
 enum kecho_mode {
 	KECHO_UNBOUND,
@@ -168,6 +171,7 @@ MODULE_PARM_DESC(mode,
 /* connection flags */
 #define KECHO_STOP	0	/* rmmod: close at the next run */
 #define KECHO_CLOSED	1	/* socket released, nothing left to do */
+#define KECHO_SHUT	2	/* FIN queued behind the echo: draining */
 
 struct kecho_conn {
 	struct socket *sock;
@@ -368,6 +372,32 @@ static void kecho_conn_close(struct kecho_conn *conn, int err)
 	refcount_dec(&conn->refs);	/* the callbacks' reference */
 }
 
+/*
+ * The client's EOF is echoed: a FIN goes behind the echo, and the socket
+ * stays ours until the client has acknowledged everything. A kernel
+ * socket's timers are stopped when it is released (tcp_close(): it holds
+ * no reference on its netns), so an orphan that still needs one -- a
+ * window probe while the client's window is below the MSS, a
+ * retransmission -- keeps its echo for good (tests/hostile.t: LAST-ACK,
+ * 603,400 bytes unsent, no timer). TCP_USER_TIMEOUT bounds the wait on a
+ * client that takes nothing; either way the socket ends in TCP_CLOSE.
+ */
+static void kecho_shut(struct socket *sock)
+{
+	tcp_sock_set_user_timeout(sock->sk, KECHO_DRAIN_MS);
+	kernel_sock_shutdown(sock, SHUT_WR);
+}
+
+/* 0 once the client acknowledged it all, -errno if TCP gave up, or
+ * -EINPROGRESS.
+ */
+static int kecho_drained(struct socket *sock)
+{
+	if (READ_ONCE(sock->sk->sk_state) != TCP_CLOSE)
+		return -EINPROGRESS;
+	return -READ_ONCE(sock->sk->sk_err);
+}
+
 /* Send the pending bytes: 0 when all are sent, -EAGAIN to wait, or error */
 static int kecho_flush(struct kecho_conn *conn)
 {
@@ -401,8 +431,15 @@ static void kecho_work(struct work_struct *work)
 			goto out;	/* write_space queues us again */
 		if (err)
 			goto close;
-		if (conn->eof)
-			goto close;	/* half-close: all echoed, now FIN */
+		if (conn->eof) {
+			/* half-close: all echoed, now FIN */
+			if (!test_and_set_bit(KECHO_SHUT, &conn->flags))
+				kecho_shut(conn->sock);
+			err = kecho_drained(conn->sock);
+			if (err == -EINPROGRESS)
+				goto out;	/* state_change queues us */
+			goto close;
+		}
 		if (!budget--) {
 			kecho_queue(conn);
 			goto out;
@@ -496,14 +533,31 @@ static void kecho_reap(struct work_struct *work)
 
 static DECLARE_WORK(kecho_reap_work, kecho_reap);
 
+/* kecho_shut(), then sleep until the socket is closed or rmmod begins
+ * (which shuts it down: a state_change that wakes us).
+ */
+static int kecho_drain_blocking(struct socket *sock)
+{
+	int err;
+
+	kecho_shut(sock);
+	wait_event_interruptible(*sk_sleep(sock->sk),
+				 (err = kecho_drained(sock)) != -EINPROGRESS ||
+				 READ_ONCE(kecho_stopping) ||
+				 kthread_should_stop());
+	return err == -EINPROGRESS ? 0 : err;
+}
+
 static int kecho_echo_blocking(struct kecho_conn *conn)
 {
 	while (!kthread_should_stop()) {
 		int n = kecho_recv(conn->sock, conn->buf, KECHO_BUF_SIZE, 0);
 		int off = 0;
 
-		if (n <= 0)
+		if (n < 0)
 			return n;
+		if (n == 0)
+			return kecho_drain_blocking(conn->sock);
 		while (off < n) {
 			int sent = kecho_send(conn->sock, conn->buf + off,
 					      n - off, 0);
