@@ -27,7 +27,10 @@
  *
  * Bounded: a connection that makes no progress for TIMEOUT seconds
  * (default 30) is a timeout, and the whole run ends within SECONDS + 60 s
- * (an alarm), whatever the server does.
+ * (an alarm), whatever the server does. A timeout prints this end's
+ * tcp_info and, with the server on this machine, its end's line of
+ * /proc/net/tcp and what ss says of it; every line about a connection
+ * names its port, to find it in a server's -v log.
  *
  * The seed (default: from the clock; printed) makes a run repeatable: the
  * connection numbered i makes the same choices, sends the same bytes, in
