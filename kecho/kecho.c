@@ -700,7 +700,8 @@ static int kecho_listen_open(void)
 		return err;
 	}
 	sock_set_reuseaddr(sock->sk);
-	err = kernel_bind(sock, (struct sockaddr *)&addr, sizeof(addr));
+	/* struct sockaddr * on 6.1 and 6.12, struct sockaddr_unsized * on 7.2 */
+	err = kernel_bind(sock, (void *)&addr, sizeof(addr));
 	if (err) {
 		pr_err("cannot bind %pI4 port %u: %d%s\n", &listen_addr, port, err,
 		       err == -EADDRINUSE ? " (port in use)" :

@@ -29,9 +29,14 @@
 #     DIR/images/vmlinuz-RELEASE-echolab-unpatched
 #  5. apply the patch to the same tree, rebuild (incremental: tcp.o and
 #     the link), copy to DIR/images/vmlinuz-RELEASE-echolab-patched
-#  6. for each image, RUNS times, under the machine's lock:
+#  6. kecho.ko against the patched tree (make modules first, for
+#     Module.symvers; built in a copy, DIR/kecho-build), copied to
+#     DIR/images/kecho-RELEASE-echolab-patched.ko
+#  7. for each image, RUNS times, under the machine's lock:
 #     VM_KERNEL=IMAGE vm/run-vm.sh -- repro/sockmap-overlap/run.sh; each
 #     output in DIR/results/, the summary lines printed
+#  8. the suite's contract (tests/contract.t) for ebpf and kecho on the
+#     patched kernel, kecho.ko added to the guest: the fix breaks neither
 # The guest binaries must be built first: make -C repro/sockmap-overlap.
 # Exit status: 0 done (whatever the runs found), 1 a step failed, 2 usage.
 set -euo pipefail
@@ -181,6 +186,27 @@ step_build() {
 	say "5. applying $(basename "$patch_file"), building the patched kernel"
 	patch -d "$src" -p1 -s <"$patch_file" || die "$patch_file does not apply"
 	build_image patched
+	step_kecho
+}
+
+# kecho built against the patched tree, which the guest then loads.
+step_kecho() {
+	local rel kb=$dir/kecho-build log=$dir/build-modules.log
+	say "6. kecho.ko for the patched kernel: make modules (log $log), then kecho in $kb"
+	nice -n 19 make -C "$src" O="$build_dir" -j"$jobs" modules >"$log" 2>&1 || {
+		tail -n 30 "$log" >&2
+		die "make modules failed ($log)"
+	}
+	rm -rf "$kb"
+	mkdir -p "$kb"
+	cp "$repo"/kecho/*.c "$repo/kecho/Kbuild" "$repo/common/defaults.h" "$kb/"
+	make -C "$build_dir" M="$kb" modules >"$kb/build.log" 2>&1 || {
+		tail -n 30 "$kb/build.log" >&2
+		die "kecho did not build against $build_dir ($kb/build.log)"
+	}
+	rel=$(make -s -C "$src" O="$build_dir" kernelrelease)
+	cp "$kb/kecho.ko" "$images/kecho-$rel-echolab-patched.ko"
+	say "   $images/kecho-$rel-echolab-patched.ko"
 }
 
 step_run() {
@@ -194,13 +220,27 @@ step_run() {
 		[[ -f $img ]] || die "no $name image in $images (build first: no -R)"
 		for ((i = 1; i <= runs; i++)); do
 			out=$dir/results/$name-$i.txt
-			say "6. $name, run $i of $runs: flock $lock VM_KERNEL=$img vm/run-vm.sh -- repro/sockmap-overlap/run.sh ${run_args[*]}"
+			say "7. $name, run $i of $runs: flock $lock VM_KERNEL=$img vm/run-vm.sh -- repro/sockmap-overlap/run.sh ${run_args[*]}"
 			VM_KERNEL=$img flock "$lock" "$repo/vm/run-vm.sh" --timeout 480 -- \
 				repro/sockmap-overlap/run.sh -T 300 "${run_args[@]}" >"$out" 2>&1 || true
 			grep -E '^(# kernel|overlap-echo: end|trace skbs|check |echoes=|run-vm.sh)' "$out" |
 				sed "s/^/  $name $i| /" || say "   no summary: see $out"
 		done
 	done
+	step_contract
+}
+
+# The suite's contract for ebpf and kecho, on the patched kernel.
+step_contract() {
+	local imgs kos out=$dir/results/contract-patched.txt
+	imgs=("$images"/vmlinuz-*-echolab-patched)
+	kos=("$images"/kecho-*-echolab-patched.ko)
+	[[ -f ${kos[0]} ]] || die "no kecho.ko for the patched kernel in $images (build first: no -R)"
+	say "8. flock $lock VM_KERNEL=${imgs[0]} vm/run-vm.sh --add ${kos[0]}:/lab/kecho/kecho.ko -- bash tests/contract.t ebpf kecho"
+	VM_KERNEL=${imgs[0]} flock "$lock" "$repo/vm/run-vm.sh" --timeout 900 \
+		--add "${kos[0]}:/lab/kecho/kecho.ko" -- bash tests/contract.t ebpf kecho >"$out" 2>&1 || true
+	say "   $(grep -c '^ok' "$out") ok, $(grep -c '^not ok' "$out") not ok ($out)"
+	grep '^not ok' "$out" | sed 's/^/  contract| /' || true
 }
 
 if ((build)); then
