@@ -389,6 +389,8 @@ static bool conn_drained(struct conn *c)
 	return false;
 }
 
+static bool conn_readable(struct conn *c);
+
 /*
  * recv() returned 0: TCP has taken the FIN. Bytes the verdict passed up
  * may still come after it: with the kernel's own echo queued on the
@@ -397,8 +399,6 @@ static bool conn_drained(struct conn *c)
  * draining connection goes on reading (EPOLLIN, and each tick) until
  * every byte is echoed and acknowledged. false: it was closed.
  */
-static bool conn_readable(struct conn *c);
-
 static bool conn_start_drain(struct conn *c)
 {
 	if (c->eof)

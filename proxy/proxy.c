@@ -362,16 +362,6 @@ static bool established(int fd)
 }
 
 /*
- * Both sockets into the SOCKHASH, each direction described first. The
- * backend's socket goes in first: it says nothing before the client does
- * (what a request/response backend does), so only the client's bytes can
- * arrive while one socket is in, and they wait in its queue. Were the
- * backend to speak first, the verdict would pass its bytes up until the
- * client's socket is in, and the process sends them on: nothing is lost
- * either way. Then SO_RCVLOWAT makes TCP offer each socket's queue, bytes
- * that came before the insertion, to the verdict.
- */
-/*
  * tcpi_bytes_acked, which counts the SYN of a socket that connected
  * (the backend's): 1 before any byte is sent, where an accepted socket
  * has 0. Taken as the base at insertion, or a FIN would go out when the
@@ -389,6 +379,16 @@ static int acked_of(int fd, __u64 *acked)
 	return 0;
 }
 
+/*
+ * Both sockets into the SOCKHASH, each direction described first. The
+ * backend's socket goes in first: it says nothing before the client does
+ * (what a request/response backend does), so only the client's bytes can
+ * arrive while one socket is in, and they wait in its queue. Were the
+ * backend to speak first, the verdict would pass its bytes up until the
+ * client's socket is in, and the process sends them on: nothing is lost
+ * either way. Then SO_RCVLOWAT makes TCP offer each socket's queue, bytes
+ * that came before the insertion, to the verdict.
+ */
 static int map_insert(struct pair *p)
 {
 	struct proxy_flow f = {};
