@@ -50,6 +50,15 @@
 #include "defaults.h"
 
 #define KECHO_BUF_SIZE	(16 * 1024)
+/*
+ * A per-CPU workqueue says so where the kernel has WQ_PERCPU (Kbuild looks;
+ * 7.2 warns at alloc_workqueue() without it); before, that was the default.
+ */
+#ifdef KECHO_HAVE_WQ_PERCPU
+#define KECHO_WQ_PERCPU	WQ_PERCPU
+#else
+#define KECHO_WQ_PERCPU	0
+#endif
 /* reads per work run before the work requeues itself to let others run */
 #define KECHO_BUDGET	16
 /* After the FIN, TCP gives up on a client that takes nothing for this long. */
@@ -750,7 +759,7 @@ static int __init kecho_init(void)
 
 	if (mode != KECHO_KTHREAD) {
 		kecho_wq = alloc_workqueue("kecho",
-					   mode == KECHO_UNBOUND ? WQ_UNBOUND : 0,
+					   mode == KECHO_UNBOUND ? WQ_UNBOUND : KECHO_WQ_PERCPU,
 					   0);
 		if (!kecho_wq)
 			return -ENOMEM;
