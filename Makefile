@@ -3,13 +3,16 @@
 # tests and the plots.
 #
 #   make all             build every part
+#   make peers           build the servers as people deploy them (tokio,
+#                        Go: tokio-echo/, go-echo/), with cargo (crates.io)
+#                        and go; check-all builds them too
 #   make deps            install every package the suite needs (apt-get): as
 #                        root `make deps` (sudo not needed: it installs
 #                        sudo), as a user `sudo make deps`
 #   sudo make check      the fast tier, what to run after cloning: deps, the
 #                        build, then the cases FAST names below (README: how
 #                        long on a fresh machine)
-#   sudo make check-all  what CI runs: deps, lint, every case of every native
+#   sudo make check-all  what CI runs: deps, peers, lint, every case of every native
 #                        test (scale, faults, soak too) but the sweeps, then
 #                        the guest tests on CI_KERNELS (6.1, 6.12) but
 #                        VM_ONLY's cases (below)
@@ -62,7 +65,10 @@
 registry = bash -c '. lib/registry.sh && $(1)'
 SERVERS := $(shell $(call registry,echo "$${SERVERS[*]}"))
 FRONTS := $(shell $(call registry,echo "$${FRONTS[*]}"))
-SERVER_DIRS := $(shell $(call registry,for s in "$${SERVERS[@]}" "$${FRONTS[@]}"; do server_get $$s dir; done))
+# The servers as people deploy them (tokio, Go): make peers builds them,
+# with their own toolchains and registries (crates.io), not make all.
+DEPLOYED := $(shell $(call registry,echo "$${DEPLOYED[*]}"))
+SERVER_DIRS := $(shell $(call registry,for s in "$${SERVERS[@]}" "$${FRONTS[@]}" "$${DEPLOYED[@]}"; do server_get $$s dir; done))
 
 all: bench analysis $(SERVERS) $(FRONTS) ftrace
 
@@ -72,8 +78,10 @@ bench:
 analysis:
 	$(MAKE) -C analysis
 
+peers: $(DEPLOYED)
+
 # A server declared without dir= (a program of the system) needs no build.
-$(SERVERS) $(FRONTS):
+$(SERVERS) $(FRONTS) $(DEPLOYED):
 	d="$$($(call registry,server_get $@ dir))"; [ -z "$$d" ] || $(MAKE) -C "$$d"
 
 ftrace:
@@ -202,7 +210,7 @@ check:
 check-all:
 	$(need_root)
 	$(MAKE) deps
-	$(MAKE) all tests
+	$(MAKE) all peers tests
 	$(MAKE) lint
 	rc=0; $(HOSTILE_SHORT) TESTS="$${TESTS:-$(NATIVE_ALL)}" ./tests/prove.sh || rc=1; \
 	[ -n "$$TESTS" ] || $(call guest_tests,$(VM_ALL),$(CI_KERNELS)); exit $$rc
@@ -277,5 +285,5 @@ clean:
 	$(MAKE) -C ftrace clean
 	$(MAKE) -C tests clean
 
-.PHONY: all bench analysis $(SERVERS) $(FRONTS) ftrace deps tests check check-all sweeps test-unit vm-check soak soak-hostile \
+.PHONY: all bench analysis $(SERVERS) $(FRONTS) $(DEPLOYED) peers ftrace deps tests check check-all sweeps test-unit vm-check soak soak-hostile \
 	lint plots clean

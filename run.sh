@@ -34,7 +34,8 @@ Usage: sudo ./run.sh SERVER [--port N] [--addr ADDR] [--cpus LIST] [--bypass | -
        ./run.sh status
        ./run.sh list
 
-Servers: ${SERVERS[*]} (declared in servers/)
+Servers: ${SERVERS[*]} (declared in servers/); as people deploy
+them: ${DEPLOYED[*]} (make peers builds them)
 
   SERVER        stop any running server of the suite, start SERVER detached,
                 wait until an echo round trip succeeds, print its pid,
@@ -236,6 +237,11 @@ cmd_list() {
 		[[ $(variant_get "$label" bypass) != 1 ]] || when="compare --bypass"
 		[[ $(variant_get "$label" proxy) != 1 ]] || when="compare --proxy"
 		[[ -z $(variant_get "$label" extra) ]] || when="only when --servers names it"
+		if [[ -n $(server_get "$server" deployed) ]]; then
+			when="only when --servers names it; as deployed (make peers builds it)"
+		elif [[ -n $(variant_get "$label" deployed) ]]; then
+			when="only when --servers names it; as deployed (Debian's ${args##* })"
+		fi
 		[[ $(server_get "$server" kind) != module ]] || when="$when, in the guest (--vm)"
 		[[ -z $(server_get "$server" peer) ]] || when="$when; a public peer (cmd/peers.sh build)"
 		printf '%-*s %-9s %-26s %s\n' "$w" "$label" "$server" "${args:--}" "$when"

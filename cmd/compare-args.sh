@@ -90,7 +90,8 @@ Placement (recorded in meta.txt and every raw file):
                  (sockredir/sockredir), bench in the bypass's cgroup; the
                  bypass joins two sockets of one stack: implies --loopback
   --proxy P,..   the user server directly and behind the proxy on each
-                 path named (copy, splice, uring, sockmap; all: every one),
+                 path named (copy, splice, uring, sockmap; all: these four;
+                 haproxy, nginx: the relays people deploy, when named),
                  verdicts against copy. The proxy takes the server's CPUs
                  and the root namespace; the backend runs beside bench, in
                  its namespace and on its CPUs (with --loopback: on
@@ -255,7 +256,8 @@ compare_place_option() {
 		[[ ${2:-} =~ ^[a-z]+(,[a-z]+)*$ ]] ||
 			usage_error "--proxy takes the proxy's paths, e.g. copy,splice,sockmap, or all"
 		COMPARE_PROXY=$2
-		[[ $2 != all ]] || COMPARE_PROXY=$(server_get proxy values | tr ' ' ,)
+		# all: the proxy's own paths (HAProxy and nginx only when named).
+		[[ $2 != all ]] || COMPARE_PROXY=$(proxy_variants | awk '$3 == "--proxy" { print $4 }' | paste -sd, -)
 		for a in ${COMPARE_PROXY//,/ }; do front_value proxy "$a"; done
 		;;
 	--points)

@@ -114,7 +114,7 @@ two_machine() { [[ $PLACEMENT == two-machine ]]; }
 
 # Where the proxy and its backend ran (compare --proxy).
 proxy_text() {
-	local how="proxy/proxy in the root namespace"
+	local how="the relay (proxy/proxy; HAProxy or nginx, proxy/relays/) in the root namespace"
 	[[ -z $SERVER_CPUS ]] || how+=" on CPUs $SERVER_CPUS"
 	if two_machine; then
 		how+=", listening on $NS_SRV_IP; the backend (the server) in bench's namespace at $NS_CLI_IP port $((PORT + 1))"
@@ -154,7 +154,7 @@ plan() {
 		if ((COMPARE_BYPASS)); then
 			bypass_variants
 		elif [[ -n $COMPARE_PROXY ]]; then
-			proxy_variants | awk -v paths=" ${COMPARE_PROXY//,/ } " '
+			proxy_variants --deployed | awk -v paths=" ${COMPARE_PROXY//,/ } " '
 				$3 != "--proxy" || index(paths, " " $4 " ")'
 		else
 			variants

@@ -35,8 +35,16 @@
 #       name, with its own variant (extra=1); no make target, test, trace
 #       or guest sees it. Its start hook gives its command line
 #       (start_detached), its unavailable hook says how to build it
+#   deployed NAME dir=DIR binary=PATH [tools="CMD..."] [bad_args="ARGS;ARGS..."]
+#       a server written as its community writes one (tokio, Go), beside
+#       ours: this repository's code, built by make peers (not make all:
+#       its toolchain and registry are its own). Its variants (deployed=1)
+#       are measured when compare --servers names them and held to the
+#       echo contract (tests/contract.t), where a build that is missing is
+#       a skip that says so; the suite's own fault tests, the traces and
+#       the guest do not see it
 #   variant LABEL order=N colour=#RRGGBB [server=NAME] [args="START-OPTIONS"] [bypass=1]
-#           [proxy=1] [cpu_scope=all] [extra=1]
+#           [proxy=1] [cpu_scope=all] [extra=1] [deployed=1]
 #       one thing compare measures and the plots draw, in the order N and
 #       the colour given; of the server (or peer) declared last unless
 #       server= says; args are run.sh's start options (-- SERVER-ARGS, a
@@ -46,7 +54,9 @@
 #       on any CPU, whatever run.sh --cpus says, so its CPU per echo counts
 #       every CPU; extra=1: measured only when compare --servers names it
 #       (an ablation, such as a server with one of its mechanisms off), and
-#       held to no test
+#       held to no test; deployed=1: what people deploy (a deployed
+#       server's, or a relay of the proxy's: HAProxy, nginx), measured
+#       only when compare --servers names it, held to the contract
 #
 # and, where one differs from the default, hooks named NAME_HOOK. A server's:
 #
@@ -75,6 +85,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 SERVERS=()		# names, in the order of their first variant
 FRONTS=()		# names of the fronts
 PEERS=()		# names of the peers: servers, but not in SERVERS
+DEPLOYED=()		# names of the deployed servers: not in SERVERS either
 VARIANTS=()		# labels, in plot order
 declare -A _server=()	# [NAME.KEY] = value, servers and fronts alike
 declare -A _variant=()	# [LABEL.KEY] = value
@@ -113,7 +124,15 @@ peer() {
 	_last_server=$1
 }
 
-# variant LABEL KEY=VALUE...: see above.
+# deployed NAME KEY=VALUE...: see above.
+deployed() {
+	_declare "$@"
+	_server[$1.deployed]=1
+	DEPLOYED+=("$1")
+	_last_server=$1
+}
+
+# variant LABEL KEY=VALUE...: see above. A deployed server's are deployed=1.
 variant() {
 	local label=$1 kv
 	shift
@@ -121,6 +140,7 @@ variant() {
 	_variant[$label.args]=
 	_variant[$label.bypass]=0
 	_variant[$label.proxy]=0
+	_variant[$label.deployed]=${_server[${_last_server:-}.deployed]:-}
 	for kv in "$@"; do
 		_variant[$label.${kv%%=*}]=${kv#*=}
 	done
@@ -233,6 +253,16 @@ variants() {
 	local label
 	for label in "${VARIANTS[@]}"; do
 		[[ ${_variant[$label.bypass]} == 0 && ${_variant[$label.proxy]} == 0 &&
+			-z ${_variant[$label.extra]:-}${_variant[$label.deployed]:-} ]] || continue
+		echo "$label ${_variant[$label.server]} ${_variant[$label.args]}"
+	done
+}
+
+# contract_variants: the same, and the deployed servers' (tests/contract.t).
+contract_variants() {
+	local label
+	for label in "${VARIANTS[@]}"; do
+		[[ ${_variant[$label.bypass]} == 0 && ${_variant[$label.proxy]} == 0 &&
 			-z ${_variant[$label.extra]:-} ]] || continue
 		echo "$label ${_variant[$label.server]} ${_variant[$label.args]}"
 	done
@@ -244,7 +274,8 @@ variants() {
 all_variants() {
 	local label
 	for label in "${VARIANTS[@]}"; do
-		[[ -z ${_variant[$label.extra]:-} && ${_variant[$label.proxy]} == 0 ]] || continue
+		[[ -z ${_variant[$label.extra]:-}${_variant[$label.deployed]:-} &&
+			${_variant[$label.proxy]} == 0 ]] || continue
 		echo "$label ${_variant[$label.server]} ${_variant[$label.args]}"
 	done
 }
@@ -274,10 +305,11 @@ bypass_variants() {
 	done
 }
 
-# proxy_variants: the same for compare --proxy: each proxy variant and,
-# before them, the plain variant (label = server) of its server.
+# proxy_variants [--deployed]: the same for compare --proxy: each proxy
+# variant and, before them, the plain variant (label = server) of its
+# server; with --deployed, HAProxy's and nginx's too.
 proxy_variants() {
-	local label server
+	local label server deployed=${1:-}
 	declare -A proxied=()
 	for label in "${VARIANTS[@]}"; do
 		[[ ${_variant[$label.proxy]} == 0 ]] || proxied[${_variant[$label.server]}]=1
@@ -285,15 +317,17 @@ proxy_variants() {
 	for label in "${VARIANTS[@]}"; do
 		server=${_variant[$label.server]}
 		[[ -z ${_variant[$label.extra]:-} ]] || continue
+		[[ -z ${_variant[$label.deployed]:-} || -n $deployed ]] || continue
 		[[ ${_variant[$label.proxy]} == 1 ||
 			($label == "$server" && -n ${proxied[$server]:-}) ]] || continue
 		echo "$label $server ${_variant[$label.args]}"
 	done
 }
 
-# relayed_variants: the proxy variants alone (tests/proxy.t's cases), but
-# the extra ones: user-proxy-sockmap-verdict-only is the sockmap path with
-# one flag of its verdict off, measured when named, never a relay to run.
+# relayed_variants: the proxy variants alone (tests/proxy.t's cases), the
+# deployed relays' (HAProxy, nginx) included, but the extra ones:
+# user-proxy-sockmap-verdict-only is the sockmap path with one flag of its
+# verdict off, measured when named, never a relay to run.
 relayed_variants() {
 	local label
 	for label in "${VARIANTS[@]}"; do
@@ -341,6 +375,17 @@ bpf_cgroup_unavailable() {
 	fi
 }
 
+# deployed_unbuilt NAME TOOL: why deployed server NAME cannot run here when
+# it is not built (by make peers, with TOOL).
+deployed_unbuilt() {
+	[[ -x $(server_binary "$1") ]] && return 0
+	if command -v "$2" >/dev/null; then
+		echo "$1 is built by 'make peers', not 'make all': run 'make peers' (it needs $2 and its registry)"
+	else
+		echo "$1 is built by 'make peers' with $2, which is not installed: run 'make deps', then 'make peers'"
+	fi
+}
+
 # ---- the declarations ----------------------------------------------------------
 
 for _decl in "$ECHOLAB_ROOT"/servers/*.sh; do
@@ -353,6 +398,7 @@ mapfile -t VARIANTS < <(for _v in "${VARIANTS[@]}"; do
 	echo "${_variant[$_v.order]} $_v"
 done | sort -n | cut -d' ' -f2)
 mapfile -t SERVERS < <(for _v in "${VARIANTS[@]}"; do
-	[[ -n ${_server[${_variant[$_v.server]}.peer]:-} ]] || echo "${_variant[$_v.server]}"
+	[[ -n ${_server[${_variant[$_v.server]}.peer]:-}${_server[${_variant[$_v.server]}.deployed]:-} ]] ||
+		echo "${_variant[$_v.server]}"
 done | awk '!seen[$0]++')
 unset _v

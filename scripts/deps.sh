@@ -46,6 +46,11 @@ PACKAGES=(
 	shellcheck          # make lint
 	linux-perf          # ftrace/percall.sh: perf stat's tracepoint counters
 	sockperf            # run.sh command: sockperf behind the bypass (seed 004)
+	haproxy             # run.sh --proxy haproxy: the relay people deploy (splice-auto)
+	nginx               # run.sh --proxy nginx: the other one,
+	libnginx-mod-stream #   with its stream module (TCP)
+	cargo               # make peers: tokio-echo (crates.io, Cargo.lock)
+	golang-go           # make peers: go-echo (the standard library alone)
 )
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -125,9 +130,23 @@ fetch_kernels() {
 	echo "deps: guest kernels: $("$root/vm/kernels.sh" list | cut -d' ' -f1-2 | paste -sd, | sed 's/,/, /g')"
 }
 
+# quiet_services PACKAGE...: Debian starts a service it installs where
+# systemd runs (nginx's default site on port 80, HAProxy): the suite
+# starts its own relays, so the ones just installed are stopped and
+# disabled, and said so. One the machine had before is left alone.
+quiet_services() {
+	local pkg
+	[[ -d /run/systemd/system ]] || return 0
+	for pkg in "$@"; do
+		[[ $pkg == nginx || $pkg == haproxy ]] || continue
+		systemctl disable --now "$pkg" >/dev/null 2>&1 &&
+			echo "deps: stopped and disabled the $pkg service Debian started (run.sh starts its own: run.sh SERVER --proxy $pkg)"
+	done
+}
+
 # inferno (flame graphs for ftrace/profile.sh): not a Debian package; built
 # with cargo into /usr/local, at the version this was tested with. cargo is
-# the one on PATH or rustup's in ~/.cargo, else Debian's (whose Rust may be
+# rustup's in ~/.cargo, or the one on PATH, else Debian's (whose Rust may be
 # too old for it: then it says so and goes on, and profile.sh draws no
 # flame graph until inferno is there).
 INFERNO_VERSION=0.12.8
@@ -138,8 +157,9 @@ install_inferno() {
 		return 0
 	fi
 	[[ $(id -u) -eq 0 ]] || { warn "inferno (flame graphs) is missing: $(as_root)"; return 0; }
-	cargo=$(command -v cargo || true)
-	[[ -n $cargo ]] || [[ ! -x ${HOME:-/root}/.cargo/bin/cargo ]] || cargo=${HOME:-/root}/.cargo/bin/cargo
+	# rustup's first: Debian's (a package above, for make peers) is older.
+	cargo=${HOME:-/root}/.cargo/bin/cargo
+	[[ -x $cargo ]] || cargo=$(command -v cargo || true)
 	if [[ -z $cargo ]]; then
 		echo "deps: installing cargo (Debian's), to build inferno"
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends cargo
@@ -168,6 +188,7 @@ main() {
 		apt-get update -q
 		mapfile -t missing < <(available "${missing[@]}")
 		apt-get install -y -q --no-install-recommends "${missing[@]}"
+		quiet_services "${missing[@]}"
 	fi
 	install_inferno
 	[[ $(id -u) -eq 0 ]] || { "$root/vm/kernels.sh" list; return 0; }

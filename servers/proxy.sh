@@ -11,7 +11,10 @@
 # inserts). sockmap-verdict-only is sockmap with its verdict handing each
 # skb on whole, old bytes and all (proxy --verdict-only): not exact on a
 # network that reorders (common/exact.bpf.h), kept to measure what
-# exactness costs.
+# exactness costs. haproxy and nginx are the relays people deploy,
+# Debian's HAProxy (TCP mode, option splice-auto) and nginx (its stream
+# module), configured from proxy/relays/ and started in the proxy's place
+# by proxy/relays/relay.sh; the proxy contract holds them too.
 #
 # Placed so that the proxy's CPU is the relay's cost: the proxy runs on
 # the server's CPUs (--cpus), the backend on the others, with bench. Its
@@ -20,7 +23,7 @@
 # remove but the check that it is gone.
 
 front proxy dir=proxy binary=proxy/proxy flag=--proxy value=PATH relay=1 \
-	values='copy splice uring sockmap sockmap-verdict-only' serves='user uring ebpf kecho' tools='cc clang bpftool' \
+	values='copy splice uring sockmap sockmap-verdict-only haproxy nginx' serves='user uring ebpf kecho' tools='cc clang bpftool' \
 	only_why="every server can be the backend"
 
 variant user-proxy-copy    server=user order=80 colour='#7b4173' args='--proxy copy' proxy=1
@@ -30,6 +33,10 @@ variant user-proxy-sockmap server=user order=83 colour='#ce6dbd' args='--proxy s
 # Only where compare --servers names it (extra=1): not exact (above).
 variant user-proxy-sockmap-verdict-only server=user order=84 colour='#e7969c' \
 	args='--proxy sockmap-verdict-only' proxy=1 extra=1
+
+# What people deploy, measured only where compare --servers names them.
+variant user-proxy-haproxy server=user order=85 colour='#843c39' args='--proxy haproxy' proxy=1 deployed=1
+variant user-proxy-nginx   server=user order=86 colour='#d6616b' args='--proxy nginx' proxy=1 deployed=1
 
 # How long the proxy may take to load its programs and listen.
 PROXY_READY_S=20
@@ -46,28 +53,54 @@ proxy_unavailable() {
 		platform_lacks_need io-uring >/dev/null || return 0
 		echo "$(platform_lacks_need io-uring), which the proxy's uring path needs; use --proxy copy or splice"
 		;;
+	haproxy | nginx)
+		command -v "$1" >/dev/null ||
+			echo "$1 is not installed (Debian's $1): run 'make deps'"
+		;;
 	esac
 }
 
-_proxy_listening() { grep -q '^proxy .* on ' "$1" || ! alive "$2" "$3"; }
+# _proxy_exe: the relay's program, for the path the state names: HAProxy's
+# or nginx's (relay.sh becomes it), else the proxy's own.
+_proxy_exe() {
+	case $(state proxy.arg) in
+	haproxy | nginx) readlink -f "$(command -v "$(state proxy.arg)")" ;;
+	*) server_binary proxy ;;
+	esac
+}
+
+# The proxy says it listens; HAProxy and nginx are asked (ss).
+_proxy_listening() {
+	grep -q '^proxy .* on ' "$1" || [[ -n $(port_listening "$4") ]] || ! alive "$2" "$3"
+}
 
 # PORT: the proxy, detached, on the server's CPUs, listening on the
 # server's address and PORT, relaying to the backend's.
 proxy_start() {
-	local port=$1 bin pid log=$STATE_DIR/proxy.log place=() path
-	bin=$(server_binary proxy)
+	local port=$1 bin pid log=$STATE_DIR/proxy.log place=() cmd threads=1
+	bin=$(_proxy_exe)
 	[[ -z $(state cpus) ]] || place=(taskset -c "$(state cpus)")
-	path=(--path "$(state proxy.arg)")
-	[[ ${path[1]} != sockmap-verdict-only ]] || path=(--path sockmap --verdict-only)
-	setsid "${place[@]}" "$bin" "${path[@]}" --port "$port" \
+	cmd=("$(server_binary proxy)" --path "$(state proxy.arg)")
+	case ${cmd[2]} in
+	sockmap-verdict-only) cmd=("${cmd[0]}" --path sockmap --verdict-only) ;;
+	# A thread (HAProxy) or worker (nginx) per CPU of the proxy's.
+	haproxy | nginx)
+		[[ -z $(state cpus) ]] || threads=$(cpu_list_count "$(state cpus)")
+		cmd=("$ECHOLAB_ROOT/proxy/relays/relay.sh" "${cmd[2]}" --dir "$STATE_DIR/relay" --threads "$threads")
+		;;
+	esac
+	setsid "${place[@]}" "${cmd[@]}" --port "$port" \
 		--addr "$(state addr)" --backend-addr "$(state backend_addr)" \
 		--backend-port "$(state backend_port)" </dev/null >"$log" 2>&1 &
 	pid=$!
 	state_set proxy.pid "$pid"
 	wait_exec "$pid" "$bin"
-	wait_until "$PROXY_READY_S" _proxy_listening "$log" "$pid" "$bin"
+	wait_until "$PROXY_READY_S" _proxy_listening "$log" "$pid" "$bin" "$port"
 	if grep -q '^proxy .* on ' "$log"; then
 		say "proxy: $(head -n1 "$log") (pid $pid)"
+		return 0
+	elif [[ $bin != "$(server_binary proxy)" && -n $(port_listening "$port") ]] && alive "$pid" "$bin"; then
+		say "proxy: ${cmd[1]} on $(state addr) port $port to $(state backend_addr) port $(state backend_port), $threads thread(s) (pid $pid; proxy/relays/)"
 		return 0
 	fi
 	sed 's/^/  | /' "$log" >&2
@@ -84,26 +117,49 @@ proxy_started() {
 # program of its sockmap path (the kernel drops it with the last socket
 # that used it, after an RCU grace period).
 proxy_stop() {
-	local pid bin last
+	local pid bin last counts
 	pid=$(state proxy.pid)
 	[[ -n $pid ]] || return 0
-	bin=$(server_binary proxy)
+	bin=$(_proxy_exe)
 	last=$(bpf_counters "$pid" proxy_counters)
 	if alive "$pid" "$bin"; then
 		terminate proxy "$pid" "$bin"
 	else
 		wait "$pid" 2>/dev/null || true
 	fi
+	# nginx's workers outlive a master killed with -9; they are in its
+	# process group (setsid made it the group's leader).
+	[[ $bin == "$(server_binary proxy)" ]] || _relay_group_gone "$pid" "$bin"
 	progs_outlive_none proxy_verdict proxy "the proxy"
-	say "proxy: stopped; $(tail -n1 "$STATE_DIR/proxy.log" 2>/dev/null | sed 's/^proxy: //')${last:+; kernel: $last}"
+	counts=$(tail -n1 "$STATE_DIR/proxy.log" 2>/dev/null | sed -n 's/^proxy: //p')
+	say "proxy: stopped${counts:+; $counts}${last:+; kernel: $last}"
 	rm -f "$STATE_DIR/proxy.pid"
+}
+
+# _relay_group_gone PGID EXE: no process of EXE is left in the group;
+# what is left gets SIGKILL.
+_relay_group_gone() {
+	local pgid=$1 exe=$2 left=() p i
+	for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
+		left=()
+		for p in $(ps -o pid= -g "$pgid" 2>/dev/null); do
+			! alive "$p" "$exe" || left+=("$p")
+		done
+		((${#left[@]})) || return 0
+		if ((i == 10)); then
+			say "proxy: killing what is left of the relay: pids ${left[*]}"
+			kill -KILL "${left[@]}" 2>/dev/null || true
+		fi
+		sleep 0.1
+	done
+	die "the relay's processes ${left[*]} are still running ('ps -g $pgid')"
 }
 
 proxy_status() {
 	local pid
 	pid=$(state proxy.pid)
 	[[ -n $pid ]] || return 0
-	if ! alive "$pid" "$(server_binary proxy)"; then
+	if ! alive "$pid" "$(_proxy_exe)"; then
 		echo "proxy:       (pid $pid) is gone: no relay; './run.sh stop' cleans up"
 		return 0
 	fi

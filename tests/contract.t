@@ -12,17 +12,19 @@
 #   restart serves at once; --addr 0.0.0.0 listens on every interface,
 #   with a warning from run.sh and from the server itself.
 #
-# Its cases are the declared variants (variant_cases; --list prints
-# them): user, user-w2, user-splice, uring, ebpf, kecho-unbound,
-# kecho-bound, kecho-kthread, and kecho for kecho's three. Each checks all of the above
-# on its variant, from its own start to its own stop.
+# Its cases are the declared variants (variant_cases contract_variants;
+# --list prints them): user, user-w2, user-splice, uring, ebpf,
+# kecho-unbound, kecho-bound, kecho-kthread, the servers as people deploy
+# them (tokio, go: a skip that says so where make peers has not built
+# them), and kecho for kecho's three. Each checks all of the above on its
+# variant, from its own start to its own stop.
 #
 # ONLY_SERVERS="NAME..." limits it to those servers or variants (the
 # guest's run).
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
-ALL_TESTS=$(variant_cases variants)
+ALL_TESTS=$(variant_cases contract_variants)
 select_cases "$@"
 root_or_bail_out
 
@@ -168,6 +170,6 @@ contract_addr_any() {
 	nothing_left_since "$label/addr-any" "$base"
 }
 
-each_variant contract
+each_variant contract contract_variants
 
 plan_at_end

@@ -117,11 +117,19 @@ reset_ok() {
 # Fails when a tool fails (the listers of tests/lib.sh): a missing or
 # broken bpftool, ss or pgrep must not read as "nothing".
 leftovers() {
-	local s cg items
+	local s b cg items
 	listeners "$PORT" || return 1
 	listeners "$((PORT + 1))" || return 1	# a relay's backend (run.sh --proxy)
-	for s in "${SERVERS[@]}" "${FRONTS[@]}"; do
-		items=$(processes "$(server_binary "$s")") || return 1
+	for s in "${SERVERS[@]}" "${DEPLOYED[@]}" "${FRONTS[@]}" haproxy nginx; do
+		b=$(server_binary "$s")
+		# The proxy's relays people deploy (servers/proxy.sh), where
+		# installed: nginx's workers name themselves 'nginx: worker
+		# process', its master 'nginx: master process'.
+		case $s in
+		haproxy) b=$(command -v haproxy) || continue ;;
+		nginx) b='^nginx: '; command -v nginx >/dev/null || continue ;;
+		esac
+		items=$(processes "$b") || return 1
 		[[ -z $items ]] || awk -v s="$s" '{ print s, "pid", $1 }' <<<"$items"
 	done
 	items=$(bpf_progs) || return 1
