@@ -69,9 +69,13 @@ _proxy_exe() {
 	esac
 }
 
+# _relay_listens PORT: something listens on PORT in the proxy's namespace,
+# the root one (the backend's may be bench's: port_listening's).
+_relay_listens() { [[ -n $(ss -Htln "sport = :$1" 2>/dev/null) ]]; }
+
 # The proxy says it listens; HAProxy and nginx are asked (ss).
 _proxy_listening() {
-	grep -q '^proxy .* on ' "$1" || [[ -n $(port_listening "$4") ]] || ! alive "$2" "$3"
+	grep -q '^proxy .* on ' "$1" || _relay_listens "$4" || ! alive "$2" "$3"
 }
 
 # PORT: the proxy, detached, on the server's CPUs, listening on the
@@ -99,7 +103,7 @@ proxy_start() {
 	if grep -q '^proxy .* on ' "$log"; then
 		say "proxy: $(head -n1 "$log") (pid $pid)"
 		return 0
-	elif [[ $bin != "$(server_binary proxy)" && -n $(port_listening "$port") ]] && alive "$pid" "$bin"; then
+	elif [[ $bin != "$(server_binary proxy)" ]] && _relay_listens "$port" && alive "$pid" "$bin"; then
 		say "proxy: ${cmd[1]} on $(state addr) port $port to $(state backend_addr) port $(state backend_port), $threads thread(s) (pid $pid; proxy/relays/)"
 		return 0
 	fi
