@@ -1,0 +1,3 @@
+module echolab/go-echo
+
+go 1.19
