@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 const prog = "go-echo-server"
@@ -148,30 +149,43 @@ func main() {
 		fmt.Fprintf(os.Stderr, "%s: cannot listen on %s port %d: %v\n", prog, o.addr, o.port, err)
 		os.Exit(1)
 	}
-	if o.addr == "0.0.0.0" {
-		fmt.Fprintf(os.Stderr, "%s: warning: listening on 0.0.0.0 (every interface): any host that can reach this machine can connect\n", prog)
-	}
-	fmt.Fprintf(os.Stderr, "%s: listening on %s port %d (threads=%d buffer_size=%d)\n",
-		prog, o.addr, o.port, runtime.GOMAXPROCS(0), o.bufferSize)
-
+	// Before the line that says it listens: whoever reads that line may
+	// send SIGTERM at once, and must see the clean stop (exit 0).
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		<-stop
 		ln.Close()
 	}()
+	if o.addr == "0.0.0.0" {
+		fmt.Fprintf(os.Stderr, "%s: warning: listening on 0.0.0.0 (every interface): any host that can reach this machine can connect\n", prog)
+	}
+	fmt.Fprintf(os.Stderr, "%s: listening on %s port %d (threads=%d buffer_size=%d)\n",
+		prog, o.addr, o.port, runtime.GOMAXPROCS(0), o.bufferSize)
+
+	var pause time.Duration
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
-			// Out of descriptors, say: wait for one, as net/http does.
+			// Out of descriptors, say (EMFILE): the client waits in the
+			// backlog until a connection closes. Back off rather than
+			// spin, as net/http's Serve does: 5 ms, doubling, at most 1 s.
 			if o.verbose {
 				fmt.Fprintf(os.Stderr, "%s: accept: %v\n", prog, err)
 			}
+			pause *= 2
+			if pause == 0 {
+				pause = 5 * time.Millisecond
+			} else if pause > time.Second {
+				pause = time.Second
+			}
+			time.Sleep(pause)
 			continue
 		}
+		pause = 0
 		if o.verbose {
 			fmt.Fprintf(os.Stderr, "%s: %v: accepted\n", prog, c.RemoteAddr())
 		}

@@ -9,6 +9,7 @@
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::process::exit;
+use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -117,23 +118,26 @@ async fn serve(o: Options) {
             exit(1);
         }
     };
+    // Before the line that says it listens: whoever reads that line may
+    // send SIGTERM at once, and must see the clean stop (exit 0).
+    let (mut term, mut int) = match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(t), Ok(i)) => (t, i),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("{PROG}: cannot catch SIGINT and SIGTERM: {e}");
+            exit(1);
+        }
+    };
     if o.addr.is_unspecified() {
         eprintln!("{PROG}: warning: listening on 0.0.0.0 (every interface): any host that can reach this machine can connect");
     }
-    let threads = o.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    });
+    let threads = tokio::runtime::Handle::current().metrics().num_workers();
     eprintln!(
         "{PROG}: listening on {} port {} (threads={threads} buffer_size={})",
         o.addr, o.port, o.buffer_size
     );
-    let (mut term, mut int) = match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
-        (Ok(t), Ok(i)) => (t, i),
-        _ => {
-            eprintln!("{PROG}: cannot install the signal handlers");
-            exit(1);
-        }
-    };
     loop {
         tokio::select! {
             _ = term.recv() => return,
@@ -155,9 +159,15 @@ async fn serve(o: Options) {
                         }
                     });
                 }
-                // Out of descriptors, say: the next accept may succeed.
-                Err(e) if o.verbose => eprintln!("{PROG}: accept: {e}"),
-                Err(_) => {}
+                // Out of descriptors, say (EMFILE): the client waits in the
+                // backlog until a connection closes. Pause rather than spin,
+                // as hyper's and axum's accept loops do.
+                Err(e) => {
+                    if o.verbose {
+                        eprintln!("{PROG}: accept: {e}");
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
             },
         }
     }
