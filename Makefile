@@ -227,7 +227,7 @@ test-unit: bench analysis tests
 # shellcheck -x reads every file each script sources, so one process over
 # them all takes minutes: a process per 8 scripts, as many as CPUs.
 SHELL_SCRIPTS = run.sh .ci/run $(wildcard lib/*.sh cmd/*.sh scripts/*.sh servers/*.sh tests/*.t \
-	tests/*.sh tests/guest/*.sh vm/*.sh kecho/*.sh ftrace/*.sh)
+	tests/*.sh tests/guest/*.sh vm/*.sh kecho/*.sh ftrace/*.sh proxy/relays/*.sh)
 lint:
 	printf '%s\n' $(SHELL_SCRIPTS) | xargs -P "$$(nproc)" -n 8 shellcheck -x
 	$(MAKE) -C kecho lint
