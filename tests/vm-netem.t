@@ -71,8 +71,10 @@ NETEM="loss 5% delay 2ms 1ms reorder 25% 50% duplicate 1%"
 same_path_labels="user-w2 kecho-bound"
 variant_labels=$(variants | cut -d' ' -f1 | grep -vxF -e "${same_path_labels// /$'\n'}" | tr '\n' ' ')
 same_path_labels=$(variants | cut -d' ' -f1 | grep -xF -e "${same_path_labels// /$'\n'}" | tr '\n' ' ')
-# The proxy's paths, user behind each.
-proxy_labels=$(every_variant | awk '$1 ~ /^user-proxy-/ && $1 !~ /verdict-only$/ { print $1 }' | tr '\n' ' ')
+# The proxy's paths, user behind each: its own, not the deployed relays
+# (HAProxy and nginx are not in the guest).
+# shellcheck disable=SC2119 # no --deployed: the suite's own paths
+proxy_labels=$(proxy_variants | awk '$1 ~ /^user-proxy-/ { print $1 }' | tr '\n' ' ')
 
 # netem_compare DIR SPEC BENCH-ARGS...: compare --vm --netem SPEC into DIR
 # (a fresh one: guest_run may run it twice).
