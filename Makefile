@@ -149,7 +149,7 @@ FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho ru
 # --vm takes bench's flags into the guest and brings the digest back;
 # trace.sh kecho on the kernel itself is the guest's own trace case, on
 # every kernel.
-VM_ONCE_TESTS := tests/vm-run.t tests/vm-netem.t
+VM_ONCE_TESTS := tests/vm-run.t tests/vm-netem.t tests/vm-bound.t
 VM_FTRACE_LATER := $(shell bash tests/vm-ftrace.t --list 2>/dev/null | grep -vx -e profile-vm -e trace-vm | paste -sd, -)
 VM_LATER := $(patsubst tests/%.t,%,$(filter-out $(VM_ONCE_TESTS) tests/vm-uring.t tests/vm-ftrace.t \
 	tests/vm-proxy.t,$(VM_TESTS))) vm-uring:contract vm-ftrace:$(VM_FTRACE_LATER) vm-proxy:splice,sockmap

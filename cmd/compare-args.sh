@@ -6,7 +6,7 @@
 
 # Set by the command line.
 PORT=${ECHOLAB_PORT:-$DEFAULT_PORT}	# run.sh bench --port sets it
-PLACEMENT=two-machine	# or loopback
+PLACEMENT=two-machine	# or loopback, or server-bound (cmd/compare-bound.sh)
 EQUAL=0			# open loop at equal rates (--rates, or load's default)
 RATES_SET=		# --rates given
 SIZES=()		# --sizes: the comparison once per message size
@@ -49,7 +49,7 @@ compare_usage() {
 
 compare_usage_synopsis() {
 	cat <<EOF
-Usage: sudo ./run.sh compare [--loopback | --vm] [--netem SPEC] [--bypass | --proxy PATH,...]
+Usage: sudo ./run.sh compare [--loopback | --vm | --server-bound] [--netem SPEC] [--bypass | --proxy PATH,...]
                              [--workload load|load1000|busy|pingpong|connect|stream | --curve [--bound US] [--points F,..]]
                              [--rates R,...] [--sizes S,...] [--seed N]
                              [--repeat N | --repeat MIN-MAX] [--precision PCT]
@@ -83,6 +83,12 @@ Placement (recorded in meta.txt and every raw file):
                  (the server's CPUs then also receive the client's echoes)
   --vm           everything in the qemu guest, kecho included; with
                  --kernel VERSION (run.sh's), the guest's kernel
+  --server-bound the server in the qemu guest, on the server's CPUs (every
+                 qemu thread there), bench natively on the others in a
+                 namespace of its own, over a tap and virtio-net: the
+                 study's two VMs, the server the bottleneck (under TCG it
+                 does a tenth of what it does natively). The server's CPU
+                 time is the host's CPUs'. Times emulated: ratios only
   --netem SPEC   a lossy, slow link: tc netem SPEC ('loss 1%', 'delay 10ms
                  2ms') on both ends of the veth. The host kernel has no
                  sch_netem: give --vm too
@@ -222,6 +228,7 @@ compare_option() {
 		;;
 	--netns) ;;	# the default placement; kept for old command lines
 	--loopback) PLACEMENT=loopback ;;
+	--server-bound) PLACEMENT=server-bound ;;
 	--vm) VM=1 ;;
 	--bypass) COMPARE_BYPASS=1 ;;
 	--curve) CURVE=1 ;;
@@ -350,6 +357,13 @@ compare_sweep_option() {
 # compare_check_args: the options that do not go together, and what one
 # implies of another (--bypass: one stack; --curve: its own workload).
 compare_check_args() {
+	if [[ $PLACEMENT == server-bound ]]; then
+		((VM == 0)) || usage_error "--server-bound already runs the server in the guest, bench here: drop --vm"
+		[[ -z $NETEM ]] || usage_error "--server-bound and --netem: measure one at a time"
+		((COMPARE_BYPASS == 0)) ||
+			usage_error "--server-bound and --bypass: the bypass joins two sockets of one stack; the guest's and bench's are two"
+		[[ -z $COMPARE_PROXY ]] || usage_error "--server-bound and --proxy: measure one at a time"
+	fi
 	if [[ -n $COMPARE_PROXY ]]; then
 		((COMPARE_BYPASS == 0)) || usage_error "--proxy and --bypass: measure one at a time"
 		((CURVE == 0)) || usage_error "--curve and --proxy: measure one at a time"

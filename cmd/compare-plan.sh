@@ -127,7 +127,9 @@ proxy_text() {
 
 placement_text() {
 	local how
-	if two_machine; then
+	if server_bound; then
+		how=$(bound_text)
+	elif two_machine; then
 		how="two machines on one box: the server in the root namespace ($NS_SRV_IP), bench in namespace $NS_CLI ($NS_CLI_IP), a veth pair between them, a fresh client namespace for every run"
 		[[ -z $NETEM ]] || how+=", tc netem '$NETEM' on both ends"
 		if [[ -n $SERVER_CPUS ]]; then
@@ -227,7 +229,7 @@ write_meta() {
 		echo "somaxconn=$(sysctl -n net.core.somaxconn) (run.sh raises it to >= 4096 while a server runs)"
 		echo "tcp_max_syn_backlog=$(sysctl -n net.ipv4.tcp_max_syn_backlog) (likewise)"
 		echo "ip_local_port_range=$(sysctl -n net.ipv4.ip_local_port_range | tr '\t' -)"
-		if two_machine; then
+		if two_machine || server_bound; then
 			echo "tcp_tw_reuse=1 (the client's namespace)"
 		else
 			echo "tcp_tw_reuse=$(sysctl -n net.ipv4.tcp_tw_reuse)"

@@ -41,7 +41,9 @@ in_cli() {
 
 # The client also joins the server's fronts (the bypass's cgroup).
 in_client() {
-	if two_machine; then
+	if server_bound; then
+		host_bench "$@"
+	elif two_machine; then
 		in_cli "$@"
 	else
 		front_enter "$@"
@@ -49,7 +51,13 @@ in_client() {
 }
 
 server_host() {
-	if two_machine; then echo "$NS_SRV_IP"; else echo 127.0.0.1; fi
+	if server_bound; then
+		echo "$BOUND_GUEST_IP"
+	elif two_machine; then
+		echo "$NS_SRV_IP"
+	else
+		echo 127.0.0.1
+	fi
 }
 
 # rps_set NETNS DEV CPUS: DEV's receive processing on CPUS (RPS), seen from
@@ -150,6 +158,8 @@ bench_run() {
 	args=$(variant_get "${label%-again}" args)
 	[[ $(variant_get "${label%-again}" proxy) != 1 ]] ||
 		relay=(--meta "proxy=${args#--proxy }: $(proxy_text)")
+	# Server-bound: bench runs on the host; the server's kernel is ours.
+	! server_bound || relay+=(--meta "server_kernel=$(uname -r)")
 	in_client "$BENCH" -H "$(server_host)" -p "$PORT" -l "$label" -o "$file" \
 		--server-cpus "$(server_cpu_scope "${label%-again}")" \
 		--meta "where=$WHERE" --meta "placement=$PLACEMENT" \
@@ -175,7 +185,9 @@ run_one() {
 	# Two machines: the server listens on its veth end, as a server
 	# machine would on its interface (on loopback by default).
 	! two_machine || place+=(--addr "$NS_SRV_IP")
-	if two_machine; then netns_up; else drain_time_wait; fi
+	# Server-bound: the guest's card; bench's namespace is the host's.
+	! server_bound || place+=(--addr "$BOUND_GUEST_IP")
+	if two_machine; then netns_up; elif ! server_bound; then drain_time_wait; fi
 	# Behind the proxy, the server is its backend: on the client's side of
 	# the veth, so that the proxy's end receives both hops' packets.
 	if two_machine && [[ " $* " == *" --proxy "* ]]; then

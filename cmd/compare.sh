@@ -25,6 +25,8 @@ source "$ROOT/cmd/compare-plan.sh"
 source "$ROOT/cmd/compare-run.sh"
 # shellcheck source=cmd/compare-summary.sh
 source "$ROOT/cmd/compare-summary.sh"
+# shellcheck source=cmd/compare-bound.sh
+source "$ROOT/cmd/compare-bound.sh"
 
 # --vm: the same comparison, run by the guest's own run.sh, into our OUT.
 compare_in_guest() {
@@ -109,7 +111,8 @@ main() {
 	compare_parse_args "$@"
 	need_root compare
 	WHERE=${ECHOLAB_WHERE:-native}
-	((VM)) || resolve_cpus	# the guest resolves its own
+	# The guest resolves its own; server-bound's has the server's alone.
+	((VM)) || { server_bound && [[ $WHERE == vm ]]; } || resolve_cpus
 	# The guest's kernel in the name when one was picked (run.sh --kernel).
 	local where_to=$PLACEMENT
 	((VM)) && where_to=vm
@@ -117,6 +120,7 @@ main() {
 	((VM == 0)) || compare_in_guest
 	mkdir -p "$OUT"
 	((${#SIZES[@]} == 0)) || compare_sizes
+	! server_bound || [[ $WHERE == vm ]] || compare_bound
 	: >"$OUT/summaries.txt"
 	trap compare_interrupted INT TERM
 	trap compare_cleanup EXIT	# an error must not leave a server or a namespace

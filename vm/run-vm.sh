@@ -17,6 +17,11 @@
 #   --add HOST[:GUEST]
 #                    also copy HOST (a file or directory) into the guest, at
 #                    GUEST or the same path; ELF files bring their libraries
+#   --tap NETNS:IFNAME:ADDR/PREFIX
+#                    a network card (virtio-net) joined to a tap device
+#                    IFNAME that qemu makes in the host's namespace NETNS
+#                    (which must exist); the guest's eth0 gets ADDR/PREFIX.
+#                    The host's end of the tap is the caller's to address
 #   --kernel-log     also show the kernel's messages (up to KERN_INFO) on our
 #                    output; they always go to a log whose last lines are
 #                    printed when the guest hangs or dies (a soft lockup
@@ -38,7 +43,8 @@
 # Environment: ECHOLAB_KERNEL (--kernel's default), VM_KERNEL (an image to
 # boot instead of 6.1's, its modules in /lib/modules, or none when it has
 # everything built in; default: 6.1's, from the cache vm/kernels.sh fetches into),
-# VM_SMP (2), VM_MEM (2G), VM_TCG_THREAD (multi: a host thread per vCPU;
+# VM_TAP (--tap's default), VM_SMP (2), VM_MEM (2G), VM_CPUS (the host CPUs qemu's threads may run
+# on, every thread of it: taskset's list; default: any), VM_TCG_THREAD (multi: a host thread per vCPU;
 # single: one for all, about 1.4 x slower), VM_TOOLS (more host commands to copy in),
 # VM_APPEND (more kernel command line, e.g. slub_debug=FZP), VM_LOG_LINES
 # (60: how much of the kernel log a failure shows), VM_BOOT_TIMEOUT (120:
@@ -55,7 +61,9 @@ readonly repo
 source "$repo/lib/registry.sh"
 # shellcheck source=vm/kernels.sh
 source "$repo/vm/kernels.sh"
-readonly guest_modules=(virtio_pci 9pnet_virtio 9p veth inet_diag tcp_diag sch_netem)
+guest_modules=(virtio_pci 9pnet_virtio 9p veth inet_diag tcp_diag sch_netem)
+# --tap's network card (virtio_net needs net_failover, which needs failover)
+readonly tap_modules=(failover net_failover virtio_net)
 readonly default_tools=(bash ip ss tc nsenter bpftool)
 
 timeout_s=600
@@ -64,6 +72,7 @@ no_module_build=
 out_dir=
 kernel_log=0
 adds=()
+tap=${VM_TAP:-}	# --tap NETNS:IFNAME:ADDR/PREFIX
 stage=
 modules_ko=()
 workdir=
@@ -125,6 +134,11 @@ parse_args() {
 		--add)
 			(($# >= 2)) || usage_error "--add needs HOST[:GUEST]"
 			adds+=("$2")
+			shift 2
+			;;
+		--tap)
+			(($# >= 2)) || usage_error "--tap needs NETNS:IFNAME:ADDR/PREFIX"
+			tap=$2
 			shift 2
 			;;
 		--kernel-log)
@@ -287,6 +301,10 @@ ip link set lo up
 while read -r m; do
 	insmod "/lib/modules/$kver/\$m" || echo "init: insmod \$m failed"
 done </etc/vm/modules
+if [ -n "${tap:+y}" ]; then
+	ip addr add ${tap##*:} dev eth0 && ip link set eth0 up ||
+		echo "init: cannot bring eth0 up with ${tap##*:}"
+fi
 if [ -n "${out_dir:+y}" ]; then
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /out ||
 		echo "init: cannot mount the 9p share /out"
@@ -294,6 +312,7 @@ fi
 # The kernel booted on one vCPU (maxcpus=1, run-vm.sh): the others come
 # up now, its boot-time text patching (modules' too) done.
 for f in /sys/devices/system/cpu/cpu*/online; do
+	[ -e "\$f" ] || continue	# one vCPU: cpu0 has no online file
 	[ "\$(cat "\$f")" = 1 ] || echo 1 >"\$f" || echo "init: cannot bring \${f%/online} online"
 done
 stty -onlcr
@@ -449,6 +468,14 @@ qemu_command() {
 		-append "console=$console rdinit=/init edd=off panic=-1 softlockup_panic=1 loglevel=7 maxcpus=1 noreplace-smp ${VM_APPEND:-} $*"
 		-serial stdio -serial "file:$workdir/status"
 		-serial "file:$workdir/kernel.log")
+	if [[ -n $tap ]]; then
+		local ifname=${tap#*:}
+		qemu+=(-netdev "tap,id=net0,ifname=${ifname%%:*},script=no,downscript=no"
+			-device "virtio-net-pci,netdev=net0")
+		# qemu makes the tap where it runs: in NETNS.
+		qemu=(nsenter "--net=/run/netns/${tap%%:*}" "${qemu[@]}")
+	fi
+	[[ -z ${VM_CPUS:-} ]] || qemu=(taskset -c "$VM_CPUS" "${qemu[@]}")
 	if [[ -n $out_dir ]]; then
 		qemu+=(-fsdev "local,id=out,path=$out_dir,security_model=none"
 			-device "virtio-9p-pci,fsdev=out,mount_tag=out")
@@ -533,8 +560,19 @@ run_qemu() {
 	exit "$exit_code"
 }
 
+# check_tap: --tap's value, and its network card's modules to load.
+check_tap() {
+	[[ -n $tap ]] || return 0
+	[[ $tap =~ ^[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]{1,15}:[0-9.]+/[0-9]+$ ]] ||
+		usage_error "--tap: '$tap' is not NETNS:IFNAME:ADDR/PREFIX (e.g. echolab-svm:echolab-tap0:10.213.1.2/30)"
+	[[ -e /run/netns/${tap%%:*} ]] ||
+		usage_error "--tap: no network namespace '${tap%%:*}' (ip netns add ${tap%%:*})"
+	guest_modules+=("${tap_modules[@]}")
+}
+
 main() {
 	parse_args "$@"
+	check_tap
 	find_kernel
 	if [[ -n $out_dir ]]; then
 		mkdir -p "$out_dir"
