@@ -136,7 +136,13 @@ summary_cpu() {
 	echo
 	anywhere=()
 	for s in "${MEASURED[@]}"; do
-		[[ $(variant_get "${s%-again}" cpu_scope) != all ]] || anywhere+=("$s")
+		[[ $(variant_get "${s%-again}" cpu_scope) == all ]] || continue
+		# Server-bound, its CPUs are the guest's, all of them the server's.
+		mapfile -t files < <(run_files "$s" "$v")
+		# (awk reads it all: an early exit would fail zcat under pipefail)
+		((${#files[@]})) && [[ $(zcat -f "${files[0]}" |
+			awk '/^# cpu_scope=/ { s = $0 } END { print s }') == '# cpu_scope=split' ]] ||
+			anywhere+=("$s")
 	done
 	if ((${#anywhere[@]})); then
 		echo "${anywhere[*]}: run on any CPU (kecho's unbound workqueue, its kthread"
