@@ -13,7 +13,9 @@
 # run's mean, p50 and p99 (client side, rtt_us: what the study's client
 # measured, in microseconds; analysis/summarize of each raw file), and
 # analysis/judge's verdicts on p50 and p99 against the baseline (default
-# user), or why there is none.
+# user), or why there is none. A comparison with a sweep (--sweep
+# threads=100,1000) gives a row per server and value, judged value by
+# value: "DIR (threads 1000)".
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -38,54 +40,74 @@ done
 
 echo "| results | server | runs (client-bound) | mean, us | p50, us | p99, us | p50 vs $baseline | p99 vs $baseline |"
 echo "|---|---|---|---|---|---|---|---|"
-for d in "${dirs[@]}"; do
-	files=()
-	for f in "$d"/*.tsv "$d"/*.tsv.gz; do
-		[[ -e $f && ${f##*/} =~ -[0-9]+\.tsv(\.gz)?$ ]] && files+=("$f")
+# study_files DIR: DIR's raw files, a line each, "TAG FILE": TAG is the
+# sweep value the file ran at (threads1000 of user-threads1000-3.tsv), or
+# - for a comparison without a sweep. judge takes one value at a time.
+study_files() {
+	local f tag
+	for f in "$1"/*.tsv "$1"/*.tsv.gz; do
+		[[ -e $f && ${f##*/} =~ -[0-9]+\.tsv(\.gz)?$ ]] || continue
+		tag=-
+		[[ ${f##*/} =~ -((threads|connections|size|rate)[0-9]+)-[0-9]+\.tsv(\.gz)?$ ]] && tag=${BASH_REMATCH[1]}
+		echo "$tag $f"
 	done
-	((${#files[@]})) || { echo "study.sh: no raw files in $d" >&2; exit 1; }
-	verdicts=$("$JUDGE" --baseline "$baseline" "${files[@]}" 2>/dev/null) || verdicts=
-	for f in "${files[@]}"; do
-		printf '%s ' "$(zcat -f "$f" | grep -m1 '^# bottleneck=' || echo '# bottleneck=-')"
-		"$SUMMARIZE" "$f"
-	done | awk -v dir="${d%/}" -v base="$baseline" -v verdicts="$verdicts" '
-		function med(list,   a, n, i, j, t) {
-			n = split(list, a, " ")
-			for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-		}
-		# the verdict on FIGURE of LABEL, from judge line by line
-		function verdict(label, figure,   n, l, i, k, w) {
-			n = split(verdicts, l, "\n")
-			for (i = 1; i <= n; i++) {
-				if (l[i] !~ ("label=" label " ") || l[i] !~ (" figure=" figure " ")) continue
-				split(l[i], w, " ")
-				r = x = ""
-				for (k in w) {
-					if (w[k] ~ /^ratio=/) r = substr(w[k], 7)
-					if (w[k] ~ /^excluded=/) x = substr(w[k], 10)
+}
+
+for d in "${dirs[@]}"; do
+	mapfile -t entries < <(study_files "$d")
+	((${#entries[@]})) || { echo "study.sh: no raw files in $d" >&2; exit 1; }
+	for tag in $(printf '%s\n' "${entries[@]}" | cut -d' ' -f1 | sort -uV); do
+		files=()
+		for e in "${entries[@]}"; do
+			[[ ${e%% *} == "$tag" ]] && files+=("${e#* }")
+		done
+		where=${d%/}
+		[[ $tag == - ]] || where+=" (${tag%%[0-9]*} ${tag##*[a-z]})"
+		verdicts=$("$JUDGE" --baseline "$baseline" "${files[@]}" 2>/dev/null) || verdicts=
+		for f in "${files[@]}"; do
+			# awk reads the whole file: grep -m1 would leave zcat writing
+			# to a closed pipe, and pipefail would count that a failure.
+			printf '%s ' "$(zcat -f "$f" | awk '/^# bottleneck=/ && !b { b = $0 } END { print b ? b : "# bottleneck=-" }')"
+			"$SUMMARIZE" "$f"
+		done | awk -v dir="$where" -v base="$baseline" -v verdicts="$verdicts" '
+			function med(list,   a, n, i, j, t) {
+				n = split(list, a, " ")
+				for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+				return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+			}
+			# the verdict on FIGURE of LABEL, from judge line by line
+			function verdict(label, figure,   n, l, i, k, w) {
+				n = split(verdicts, l, "\n")
+				for (i = 1; i <= n; i++) {
+					if (l[i] !~ ("label=" label " ") || l[i] !~ (" figure=" figure " ")) continue
+					split(l[i], w, " ")
+					r = x = ""
+					for (k in w) {
+						if (w[k] ~ /^ratio=/) r = substr(w[k], 7)
+						if (w[k] ~ /^excluded=/) x = substr(w[k], 10)
+					}
+					sub(/.* verdict=/, "", l[i])
+					return (r == "-" ? "" : r " ") l[i] (x > 0 ? " (" x " client-bound runs left out)" : "")
 				}
-				sub(/.* verdict=/, "", l[i])
-				return (r == "-" ? "" : r " ") l[i] (x > 0 ? " (" x " client-bound runs left out)" : "")
+				return "-"
 			}
-			return "-"
-		}
-		{
-			cb = ($1 == "#" && $2 == "bottleneck=client")
-			for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-			s = v["label"]
-			if (!(s in runs)) order[++m] = s
-			runs[s]++; bound[s] += cb
-			mean[s] = mean[s] " " v["mean_us"]; p50[s] = p50[s] " " v["p50_us"]; p99[s] = p99[s] " " v["p99_us"]
-		}
-		END {
-			for (i = 0; i <= m; i++) {
-				# the baseline first, then the others as their files came
-				s = i ? order[i] : base
-				if (!(s in runs) || (i && s == base)) continue
-				printf "| %s | %s | %d (%d) | %.0f | %.0f | %.0f | %s | %s |\n", dir, s, runs[s], bound[s],
-					med(mean[s]), med(p50[s]), med(p99[s]),
-					s == base ? "baseline" : verdict(s, "p50"), s == base ? "baseline" : verdict(s, "p99")
+			{
+				cb = ($1 == "#" && $2 == "bottleneck=client")
+				for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+				s = v["label"]
+				if (!(s in runs)) order[++m] = s
+				runs[s]++; bound[s] += cb
+				mean[s] = mean[s] " " v["mean_us"]; p50[s] = p50[s] " " v["p50_us"]; p99[s] = p99[s] " " v["p99_us"]
 			}
-		}'
+			END {
+				for (i = 0; i <= m; i++) {
+					# the baseline first, then the others as their files came
+					s = i ? order[i] : base
+					if (!(s in runs) || (i && s == base)) continue
+					printf "| %s | %s | %d (%d) | %.0f | %.0f | %.0f | %s | %s |\n", dir, s, runs[s], bound[s],
+						med(mean[s]), med(p50[s]), med(p99[s]),
+						s == base ? "baseline" : verdict(s, "p50"), s == base ? "baseline" : verdict(s, "p99")
+				}
+			}'
+	done
 done
