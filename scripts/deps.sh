@@ -49,6 +49,7 @@ PACKAGES=(
 	haproxy             # run.sh --proxy haproxy: the relay people deploy (splice-auto)
 	nginx               # run.sh --proxy nginx: the other one,
 	libnginx-mod-stream #   with its stream module (TCP)
+	wrk                 # cmd/seed003.sh: seed 003's HTTP client, through nginx
 	cargo               # make peers: tokio-echo (crates.io, Cargo.lock)
 	golang-go           # make peers: go-echo (the standard library alone)
 )
