@@ -73,6 +73,18 @@ BASELINE=$(leftovers_or_why) || {
 	echo "Bail out! cannot list what is there before the tests: $BASELINE"
 	exit 1
 }
+# The machine's own nginx (Debian starts its service on install) is not
+# ours: only processes that were not there before count.
+BEFORE_PIDS=" $(processes '^(nginx: |wrk )' | awk '{ printf "%s ", $1 }') "
+
+# new_processes PATTERN: processes matching PATTERN that were not there
+# before the tests (a lister: fails when processes does).
+# shellcheck disable=SC2317 # called through absent
+new_processes() {
+	local items
+	items=$(processes "$1") || return 1
+	[[ -z $items ]] || awk -v before="$BEFORE_PIDS" 'index(before, " " $1 " ") == 0' <<<"$items"
+}
 
 # nothing_of_it_left: no namespace, process, program, attachment or
 # cgroup of the experiment.
@@ -81,8 +93,8 @@ nothing_of_it_left() {
 	absent "no echolab-bypass-$SPORT cgroup left" . seed_cgroup
 	absent "no attachment to echolab-bypass-$SPORT left" "/echolab-bypass-$SPORT " bpf_attachments
 	absent "no redir_* program left" ' redir_(sockops|msg)$' bpf_progs
-	absent "no nginx process left" . processes '^nginx: '
-	absent "no wrk process left" . processes '^wrk '
+	absent "no nginx process left" . new_processes '^nginx: '
+	absent "no wrk process left" . new_processes '^wrk '
 	absent "no sockredir process left" . processes "sockredir/sockredir --port $SPORT"
 	nothing_left_since "nothing else left" "$BASELINE"
 }
