@@ -118,7 +118,9 @@ UNIT_TESTS := $(wildcard tests/stats.t tests/interval.t tests/summarize.t tests/
 # the unit tests; each server's own tests; the contract on user, uring,
 # ebpf and one kecho mode (one guest boot, where modules do not load here);
 # the proxy's contract on its sockmap path; bench, compare, plots and
-# ftrace at the small sizes they use. What it leaves is check-all's: the
+# ftrace at the small sizes they use; seed 003's experiment (nginx and wrk
+# across namespaces, with and without the bypass) as one 1 s pair, 15 s.
+# What it leaves is check-all's: the
 # slow files (10,000 connections, crowds of misbehaving clients, a soak,
 # never-reading clients: minutes each), the contract on user -w 2 and
 # kecho's other two modes, the proxy's other paths, compare's placements
@@ -127,7 +129,7 @@ UNIT_TESTS := $(wildcard tests/stats.t tests/interval.t tests/summarize.t tests/
 # repeated verdicts, equal loads and sizes, the latency curve, the knee
 # searched.
 FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho run \
-	sockmap uring user window \
+	sockmap uring user window seed003 \
 	contract:user,uring,ebpf,kecho-unbound \
 	compare:native compare-fail:interrupted,refused,disturbed,usage \
 	curve:usage \
