@@ -39,7 +39,7 @@ compare_setup
 # machine bench's load threads (SCHED_IDLE) waited over 10 s for a CPU to
 # see the stop, and the test's SIGKILL left the server.
 test_interrupted() {
-	local rps_before pid i start elapsed_ms rc rows
+	local rps_before pid rows
 	rps_before=$(<"$LO_RPS")
 	# Job control: the job gets its own process group (as at a terminal) and
 	# does not start with SIGINT ignored, as plain background jobs do.
@@ -51,27 +51,12 @@ test_interrupted() {
 	set +m
 	wait_until 10 rows_over "$TMP/int/user-1.tsv" 100
 	# The hogs start once bench measures: beside them it would take
-	# tens of seconds to write its first rows. Bounded, killed below.
-	for ((i = 0; i < $(nproc); i++)); do
-		timeout 60 sh -c 'while :; do :; done' &
-		hogs+=($!)
-	done
-	wait_until 5 hogs_spinning "${hogs[@]}" ||
-		diag "interrupted: not every hog had run 5 s after its start"
-	kill -INT -- "-$pid"
-	start=$(_now_us)
-	wait_until -i 0.02 10 pid_gone "$pid"
-	elapsed_ms=$((($(_now_us) - start) / 1000))
-	kill -KILL -- "-$pid" 2>/dev/null
-	wait "$pid"
-	rc=$?
-	is "$rc" 130 "exit 130"
-	((elapsed_ms < 2000))
+	# tens of seconds to write its first rows.
+	interrupt_beside_hogs "$pid" 10 0.02
+	is "$INT_RC" 130 "exit 130"
+	((INT_MS < 2000))
 	ok $? "exits within 2 s of SIGINT, a CPU hog on every CPU"
-	diag "interrupted: exited ${elapsed_ms} ms after SIGINT, beside ${#hogs[@]} CPU hogs"
-	kill "${hogs[@]}" 2>/dev/null
-	wait "${hogs[@]}" 2>/dev/null
-	hogs=()
+	diag "interrupted: exited ${INT_MS} ms after SIGINT, beside $INT_HOGS CPU hogs"
 	[[ ! -e $STATE_DIR ]]
 	ok $? "no server state left"
 	absent "port free" . listeners "$PORT"

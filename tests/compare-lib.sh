@@ -6,18 +6,17 @@
 
 # compare_setup: after root_or_bail_out. TMP, where each case writes its
 # own directories; no wait for the TIME_WAIT of earlier tests (function,
-# not timing); an EXIT trap that kills the CPU hogs in hogs (interrupted's)
+# not timing); an EXIT trap that kills the CPU hogs (interrupted's)
 # and stops what a case left: the server, the client's namespace.
 compare_setup() {
 	TMP=$(mktemp -d)
 	export ECHOLAB_TW_MAX=1000000
-	hogs=()
 	trap compare_cleanup EXIT
 }
 
 # shellcheck disable=SC2317 # called by the EXIT trap
 compare_cleanup() {
-	((${#hogs[@]} == 0)) || kill "${hogs[@]}" 2>/dev/null
+	kill_hogs
 	"$RUN" stop >/dev/null 2>&1
 	ip netns del echolab-cli 2>/dev/null
 	ip link del echolab-srv0 2>/dev/null
@@ -28,18 +27,6 @@ is_png() { [[ $(head -c 8 "$1" 2>/dev/null | od -An -tx1 | tr -d ' \n') == 89504
 
 # rows_over FILE N: the raw file FILE has more than N rows (for wait_until).
 rows_over() { [[ $(grep -vc '^#' "$1" 2>/dev/null) -gt $2 ]]; }
-
-# hogs_spinning PID...: each of these timeout processes has its busy loop
-# running, and it has had CPU time (for wait_until).
-hogs_spinning() {
-	local p c utime
-	for p; do
-		c=$(pgrep -P "$p") || return 1
-		# /proc/PID/stat: utime is field 14 (the command, sh, has no space)
-		utime=$(awk '{ print $14 }' "/proc/$c/stat" 2>/dev/null)
-		[[ $utime =~ ^[0-9]+$ ]] && ((utime > 0)) || return 1
-	done
-}
 
 # softirq_share FILE: the client's softirq time per echo over the server's.
 softirq_share() {

@@ -419,6 +419,53 @@ loaded_modules() {
 # pid_gone PID: no such process any more (for wait_until).
 pid_gone() { ! kill -0 "$1" 2>/dev/null; }
 
+# hogs_spinning PID...: each of these timeout processes has its busy loop
+# running, and it has had CPU time (for wait_until).
+hogs_spinning() {
+	local p c utime
+	for p; do
+		c=$(pgrep -P "$p") || return 1
+		# /proc/PID/stat: utime is field 14 (the command, sh, has no space)
+		utime=$(awk '{ print $14 }' "/proc/$c/stat" 2>/dev/null)
+		[[ $utime =~ ^[0-9]+$ ]] && ((utime > 0)) || return 1
+	done
+}
+
+# interrupt_beside_hogs PID LIMIT STEP: SIGINT to the process group of
+# PID (a job started under set -m) with a CPU hog spinning on every CPU,
+# as a busy machine stretches teardown (PLATFORM.md); waits up to LIMIT
+# seconds, looking every STEP, for PID to go, then kills the group.
+# Sets INT_RC (PID's status), INT_MS (how long it took to go) and
+# INT_HOGS (how many hogs spun). The hogs are bounded (60 s) and killed;
+# HOGS holds them meanwhile, for an EXIT trap to kill (kill_hogs).
+HOGS=()
+interrupt_beside_hogs() {
+	local pid=$1 limit=$2 step=$3 start i
+	for ((i = 0; i < $(nproc); i++)); do
+		timeout 60 sh -c 'while :; do :; done' &
+		HOGS+=($!)
+	done
+	wait_until 5 hogs_spinning "${HOGS[@]}" ||
+		diag "not every CPU hog had run 5 s after its start"
+	kill -INT -- "-$pid"
+	start=$(_now_us)
+	wait_until -i "$step" "$limit" pid_gone "$pid"
+	INT_MS=$((($(_now_us) - start) / 1000))
+	kill -KILL -- "-$pid" 2>/dev/null
+	wait "$pid"
+	INT_RC=$?
+	INT_HOGS=${#HOGS[@]}
+	kill_hogs
+}
+
+# kill_hogs: the CPU hogs interrupt_beside_hogs started, if any are left.
+kill_hogs() {
+	((${#HOGS[@]} == 0)) && return 0
+	kill "${HOGS[@]}" 2>/dev/null
+	wait "${HOGS[@]}" 2>/dev/null
+	HOGS=()
+}
+
 # port_taken PORT: something listens on it (for wait_until).
 port_taken() { [[ -n $(listeners "$1" 2>/dev/null) ]]; }
 

@@ -35,11 +35,10 @@ root_or_bail_out
 SEED003=$ECHOLAB_ROOT/cmd/seed003.sh
 SPORT=80	# seed003.sh's default port (the seed's)
 TMP=$(mktemp -d)
-hogs=()
 
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
-	((${#hogs[@]} == 0)) || kill "${hogs[@]}" 2>/dev/null
+	kill_hogs
 	bash "$SEED003" --cleanup >/dev/null 2>&1
 	rm -rf "$TMP"
 }
@@ -203,7 +202,7 @@ second_wrk_runs() {
 }
 
 test_interrupted() {
-	local dir=$TMP/int pid start elapsed_ms rc i n
+	local dir=$TMP/int pid n
 	set -m
 	"$SEED003" --repeat 2 --duration 5 --seed 5 --out "$dir" >"$TMP/int.log" 2>&1 &
 	pid=$!
@@ -213,24 +212,11 @@ test_interrupted() {
 		diag "$(tail -n 5 "$TMP/int.log")"
 	fi
 	sleep 1
-	for ((i = 0; i < $(nproc); i++)); do
-		timeout 60 sh -c 'while :; do :; done' &
-		hogs+=($!)
-	done
-	kill -INT -- "-$pid"
-	start=$(_now_us)
-	wait_until -i 0.05 20 pid_gone "$pid"
-	elapsed_ms=$((($(_now_us) - start) / 1000))
-	kill -KILL -- "-$pid" 2>/dev/null
-	wait "$pid"
-	rc=$?
-	kill "${hogs[@]}" 2>/dev/null
-	wait "${hogs[@]}" 2>/dev/null
-	hogs=()
-	is "$rc" 130 "exit 130"
-	((elapsed_ms < 10000))
+	interrupt_beside_hogs "$pid" 20 0.05
+	is "$INT_RC" 130 "exit 130"
+	((INT_MS < 10000))
 	ok $? "exits within 10 s of SIGINT, a CPU hog on every CPU"
-	diag "interrupted: exited ${elapsed_ms} ms after SIGINT"
+	diag "interrupted: exited ${INT_MS} ms after SIGINT"
 	n=$(files_in "$dir/*.tsv.gz")
 	((n == 1))
 	ok $? "the finished run's raw file kept"
