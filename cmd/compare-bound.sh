@@ -78,7 +78,7 @@ bound_tap_ready() {
 # namespace and on its CPUs; /out in its arguments is OUT here. The
 # guest's --server-cpus (its own CPUs) become the host's that run it.
 bound_bench() {
-	local req=$1 n=${1%.req} args=() a run=() rc=0
+	local req=$1 n=${1%.req} args=() a run=() rc=0 b
 	mapfile -d '' -t args <"$req"
 	rm -f "$req"
 	for a in "${args[@]:1}"; do	# the first is the guest's bench
@@ -89,8 +89,15 @@ bound_bench() {
 		run+=("$a")
 	done
 	if bound_tap_ready >"$n.err" 2>&1; then
+		# In the background, so that a TERM here reaches bench (nsenter
+		# becomes it), which then writes the samples it has.
 		nsenter --net="/run/netns/$BOUND_NS" "$BENCH" --cpus "$CLIENT_CPUS" "${run[@]}" \
-			>"$n.out" 2>>"$n.err" || rc=$?
+			>"$n.out" 2>>"$n.err" &
+		b=$!
+		trap 'kill -TERM "$b" 2>/dev/null' TERM
+		wait "$b" || rc=$?
+		# A TERM ends the first wait early; bench is still writing.
+		kill -0 "$b" 2>/dev/null && { wait "$b" || rc=$?; }
 	else
 		echo "compare: the tap $BOUND_TAP in $BOUND_NS did not come up" >>"$n.err"
 		rc=1
@@ -117,6 +124,15 @@ bound_service() {
 	done
 }
 
+# bound_interrupted: a signal during compare_bound; what the runs wrote
+# stays.
+bound_interrupted() {
+	bound_down
+	rm -rf "$OUT/.bench"
+	echo "results: $OUT"
+	exit 130
+}
+
 # compare_bound: --server-bound's comparison, in the guest with bench here.
 compare_bound() {
 	local rev rc=0 vcpus
@@ -125,7 +141,7 @@ compare_bound() {
 	vcpus=$(cpu_list_count "$SERVER_CPUS")
 	mkdir -p "$OUT"
 	rm -rf "$OUT/.bench"
-	trap 'bound_down; exit 130' INT TERM
+	trap 'bound_interrupted' INT TERM
 	bound_up
 	bound_service &
 	BOUND_SERVICE=$!
