@@ -153,18 +153,18 @@ server_cpu_scope() {
 
 # bench_run LABEL FILE EXTRA-ARGS...: one measured run, summary to stdout.
 bench_run() {
-	local label=$1 file=$2 relay=() args
+	local label=$1 file=$2 place_meta=() args
 	shift 2
 	args=$(variant_get "${label%-again}" args)
 	[[ $(variant_get "${label%-again}" proxy) != 1 ]] ||
-		relay=(--meta "proxy=${args#--proxy }: $(proxy_text)")
+		place_meta=(--meta "proxy=${args#--proxy }: $(proxy_text)")
 	# Server-bound: bench runs on the host; the server's kernel is ours.
-	! server_bound || relay+=(--meta "server_kernel=$(uname -r)")
+	! server_bound || place_meta+=(--meta "server_kernel=$(uname -r)")
 	in_client "$BENCH" -H "$(server_host)" -p "$PORT" -l "$label" -o "$file" \
 		--server-cpus "$(server_cpu_scope "${label%-again}")" \
 		--meta "where=$WHERE" --meta "placement=$PLACEMENT" \
 		--meta "workload=${WORKLOAD:-custom}" \
-		${NETEM:+--meta "netem=$NETEM"} "${relay[@]}" \
+		${NETEM:+--meta "netem=$NETEM"} "${place_meta[@]}" \
 		"${CLIENT_PLACE[@]}" "${BENCH_ARGS[@]}" "$@" ||
 		# Exit 2: bench refused the arguments (the sweep's with the
 		# user's: -c N -R RATE without -d only fails here). Every run
