@@ -344,6 +344,9 @@ one_run() {
 	stop_parties
 	stop_bypass
 	{ echo "== sockredir"; cat "$blog"; } >>"$log"
+	# 130: wrk ended by a SIGINT (its timeout passes ours on), an
+	# interrupt whose trap the wait may have missed.
+	((rc != 130)) || exit 130
 	((rc == 0)) || die "$label, run $k: wrk failed (exit $rc): $(tail -n 3 "$base.wrk.txt")"
 	[[ -s $TMP/wrk.out ]] || die "$label, run $k: wrk wrote no figures (its done() hook): $(tail -n 3 "$base.wrk.txt")"
 	red=$(delta "$c0" "$c1")

@@ -204,7 +204,9 @@ second_wrk_runs() {
 test_interrupted() {
 	local dir=$TMP/int pid n
 	set -m
-	"$SEED003" --repeat 2 --duration 5 --seed 5 --out "$dir" >"$TMP/int.log" 2>&1 &
+	# 10 s runs: the SIGINT comes 1 s into the second, and the hogs may
+	# take up to 5 s to spin; it must land while wrk runs.
+	"$SEED003" --repeat 2 --duration 10 --seed 5 --out "$dir" >"$TMP/int.log" 2>&1 &
 	pid=$!
 	set +m
 	if ! wait_until 60 second_wrk_runs "$dir"; then
@@ -213,7 +215,8 @@ test_interrupted() {
 	fi
 	sleep 1
 	interrupt_beside_hogs "$pid" 20 0.05
-	is "$INT_RC" 130 "exit 130"
+	is "$INT_RC" 130 "exit 130" ||
+		diag "$(tail -n 8 "$TMP/int.log"; grep '^status=' "$dir/meta.txt"; ls "$dir")"
 	((INT_MS < 10000))
 	ok $? "exits within 10 s of SIGINT, a CPU hog on every CPU"
 	diag "interrupted: exited ${INT_MS} ms after SIGINT"
