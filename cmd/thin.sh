@@ -16,6 +16,8 @@
 # cmd/curve.sh draws a thinned curve from them.
 # A file thinned already is thinned again: 1 in K of the rows it kept
 # (thinned= multiplied by K), its full run's counts and tails as they were.
+# Its summaries.txt (bench's summary line of each run, as compare ran
+# them) is gzipped too.
 # A DIR's disturbed/ (the runs compare measured again because the host
 # disturbed them, SERVER[-SWEEP]-RUN-tryN.tsv) is thinned with it.
 set -euo pipefail
@@ -100,6 +102,9 @@ main() {
 			[[ -e $f && ${f##*/} =~ -[0-9]+(-try[0-9]+)?\.tsv(\.gz)?$ ]] || continue
 			thin_file "$k" "$f"
 		done
+		# compare's log of bench's summary lines, one a run: kept, as
+		# the raw files say it again, gzipped (a sweep's: megabytes).
+		[[ ! -f $d/summaries.txt ]] || gzip -9f "$d/summaries.txt"
 		say "$d: 1 in $k ok rows kept, $(du -sh "$d" | cut -f1)"
 	done
 }
