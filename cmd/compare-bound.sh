@@ -63,12 +63,9 @@ bound_down() {
 # bound_tap_ready: the tap qemu made, addressed and up, its receive work
 # on bench's CPUs (once; qemu makes it as it starts).
 bound_tap_ready() {
-	local i ns=(ip -n "$BOUND_NS")
+	local ns=(ip -n "$BOUND_NS")
 	"${ns[@]}" -4 addr show dev "$BOUND_TAP" 2>/dev/null | grep -q "inet $BOUND_HOST_IP/" && return 0
-	for ((i = 0; i < 100; i++)); do
-		"${ns[@]}" link show dev "$BOUND_TAP" >/dev/null 2>&1 && break
-		sleep 0.1
-	done
+	wait_until 10 "${ns[@]}" link show dev "$BOUND_TAP" >/dev/null 2>&1 || true
 	"${ns[@]}" addr add "$BOUND_HOST_IP/30" dev "$BOUND_TAP" &&
 		"${ns[@]}" link set "$BOUND_TAP" up &&
 		rps_set "$BOUND_NS" "$BOUND_TAP" "$CLIENT_CPUS"
@@ -135,9 +132,8 @@ bound_interrupted() {
 
 # compare_bound: --server-bound's comparison, in the guest with bench here.
 compare_bound() {
-	local rev rc=0 vcpus
+	local rc=0 vcpus
 	bound_check
-	rev=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
 	vcpus=$(cpu_list_count "$SERVER_CPUS")
 	mkdir -p "$OUT"
 	rm -rf "$OUT/.bench"
@@ -149,17 +145,12 @@ compare_bound() {
 	taskset -acp "$CLIENT_CPUS" "$BOUND_SERVICE" >/dev/null
 	say "server-bound: booting the qemu guest ($vcpus vCPU on CPUs $SERVER_CPUS); bench runs here, on CPUs $CLIENT_CPUS in namespace $BOUND_NS"
 	VM_TAP="$BOUND_NS:$BOUND_TAP:$BOUND_GUEST_IP/30" VM_CPUS=$SERVER_CPUS VM_SMP=$vcpus \
-		in_guest "$OUT" "${VM_TIMEOUT:-5000}" env ECHOLAB_GIT="$rev" ECHOLAB_TW_MAX="$TW_MAX" \
-		BOUND_VCPUS="$vcpus" BOUND_SERVER_CPUS="$SERVER_CPUS" BOUND_CLIENT_CPUS="$CLIENT_CPUS" \
-		./run.sh compare --out /out "${GUEST_ARGS[@]}" || rc=$?
+		guest_compare BOUND_VCPUS="$vcpus" BOUND_SERVER_CPUS="$SERVER_CPUS" \
+		BOUND_CLIENT_CPUS="$CLIENT_CPUS" || rc=$?
 	bound_down
 	trap - INT TERM
 	rm -rf "$OUT/.bench"
-	if compgen -G "$OUT/*.tsv" >/dev/null; then
-		"$ROOT/cmd/plot.sh" "$OUT" | sed 's/^/  /'
-	fi
-	echo "results: $OUT"
-	exit "$rc"
+	guest_results "$rc"
 }
 
 # ---- the guest's side ---------------------------------------------------

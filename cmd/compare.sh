@@ -28,19 +28,32 @@ source "$ROOT/cmd/compare-summary.sh"
 # shellcheck source=cmd/compare-bound.sh
 source "$ROOT/cmd/compare-bound.sh"
 
-# --vm: the same comparison, run by the guest's own run.sh, into our OUT.
-compare_in_guest() {
-	local rev rc=0
+# guest_compare [NAME=VALUE...]: the same comparison, run by the guest's
+# own run.sh into our OUT, with NAME=VALUE in its environment too; its
+# status.
+guest_compare() {
+	local rev
 	rev=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
-	say "booting the qemu guest; everything below runs inside it"
-	in_guest "$OUT" "${VM_TIMEOUT:-5000}" env ECHOLAB_GIT="$rev" ECHOLAB_TW_MAX="$TW_MAX" \
-		./run.sh compare --out /out "${GUEST_ARGS[@]}" || rc=$?
-	# The guest has no gnuplot: the host draws, from the raw files alone.
+	in_guest "$OUT" "${VM_TIMEOUT:-5000}" env ECHOLAB_GIT="$rev" ECHOLAB_TW_MAX="$TW_MAX" "$@" \
+		./run.sh compare --out /out "${GUEST_ARGS[@]}"
+}
+
+# guest_results STATUS: the guest has no gnuplot: the host draws, from
+# the raw files alone; then exits with the guest's STATUS.
+guest_results() {
 	if compgen -G "$OUT/*.tsv" >/dev/null; then
 		"$ROOT/cmd/plot.sh" "$OUT" | sed 's/^/  /'
 	fi
 	echo "results: $OUT"
-	exit "$rc"
+	exit "$1"
+}
+
+# --vm: everything in the guest.
+compare_in_guest() {
+	local rc=0
+	say "booting the qemu guest; everything below runs inside it"
+	guest_compare || rc=$?
+	guest_results "$rc"
 }
 
 # --sizes: the comparison once per size, each by a compare of its own in
