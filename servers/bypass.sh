@@ -26,19 +26,21 @@ BYPASS_ATTACH_S=20
 # (for wait_until: either ends the wait).
 _bypass_attached() { grep -q '^bypass on port' "$1" || ! alive "$2" "$3"; }
 
-# PORT: sockredir, detached; returns once its programs are attached, its
-# cgroup in the state as 'bypass'.
+# PORT [PORT...]: sockredir, detached, for the ports (the proxy's skmsg
+# path: its own and its backend's); returns once its programs are
+# attached, its cgroup in the state as 'bypass'.
 bypass_start() {
-	local port=$1 bin pid log=$STATE_DIR/bypass.log why
+	local bin pid log=$STATE_DIR/bypass.log why port ports=()
+	for port; do ports+=(--port "$port"); done
 	bin=$(server_binary bypass)
-	setsid "$bin" --port "$port" </dev/null >"$log" 2>&1 &
+	setsid "$bin" "${ports[@]}" </dev/null >"$log" 2>&1 &
 	pid=$!
 	state_set bypass.pid "$pid"
 	# Until the shell has become sockredir: alive() names the binary.
 	wait_exec "$pid" "$bin"
 	wait_until "$BYPASS_ATTACH_S" _bypass_attached "$log" "$pid" "$bin"
 	if grep -q '^bypass on port' "$log"; then
-		state_set bypass "$(sed -n 's/^bypass on port [0-9]* for cgroup //p' "$log")"
+		state_set bypass "$(sed -n 's/^bypass on port [0-9,]* for cgroup //p' "$log")"
 		say "bypass: sockredir (pid $pid) attached to cgroup $(state bypass)"
 		return 0
 	fi

@@ -8,7 +8,12 @@
 # -> pipe -> socket), uring (io_uring: multishot receive into provided
 # buffers, a send of each) or sockmap (an sk_skb verdict redirects each
 # socket's bytes to its peer; the process only accepts, connects and
-# inserts). sockmap-verdict-only is sockmap with its verdict handing each
+# inserts), or skmsg (copy's loop, both its legs joined by the sk_msg
+# bypass: sockredir/ on the proxy's port and its backend's, the proxy, the
+# backend and the clients in the bypass's cgroup, so that each send moves
+# straight onto the peer socket's receive queue, around TCP/IP: the
+# seed 003 experiment's, on the suite's own relay). sockmap-verdict-only is
+# sockmap with its verdict handing each
 # skb on whole, old bytes and all (proxy --verdict-only): not exact on a
 # network that reorders (common/exact.bpf.h), kept to measure what
 # exactness costs. haproxy and nginx are the relays people deploy,
@@ -23,28 +28,34 @@
 # remove but the check that it is gone.
 
 front proxy dir=proxy binary=proxy/proxy flag=--proxy value=PATH relay=1 \
-	values='copy splice uring sockmap sockmap-verdict-only haproxy nginx' serves='user uring ebpf kecho' tools='cc clang bpftool' \
+	values='copy splice uring sockmap skmsg sockmap-verdict-only haproxy nginx' serves='user uring ebpf kecho' tools='cc clang bpftool' \
 	only_why="every server can be the backend"
 
 variant user-proxy-copy    server=user order=80 colour='#7b4173' args='--proxy copy' proxy=1
 variant user-proxy-splice  server=user order=81 colour='#a55194' args='--proxy splice' proxy=1
 variant user-proxy-uring   server=user order=82 colour='#de9ed6' args='--proxy uring' proxy=1
 variant user-proxy-sockmap server=user order=83 colour='#ce6dbd' args='--proxy sockmap' proxy=1
+variant user-proxy-skmsg   server=user order=84 colour='#5254a3' args='--proxy skmsg' proxy=1
 # Only where compare --servers names it (extra=1): not exact (above).
-variant user-proxy-sockmap-verdict-only server=user order=84 colour='#e7969c' \
+variant user-proxy-sockmap-verdict-only server=user order=85 colour='#e7969c' \
 	args='--proxy sockmap-verdict-only' proxy=1 extra=1
 
 # What people deploy, measured only where compare --servers names them.
-variant user-proxy-haproxy server=user order=85 colour='#843c39' args='--proxy haproxy' proxy=1 deployed=1
-variant user-proxy-nginx   server=user order=86 colour='#d6616b' args='--proxy nginx' proxy=1 deployed=1
+variant user-proxy-haproxy server=user order=86 colour='#843c39' args='--proxy haproxy' proxy=1 deployed=1
+variant user-proxy-nginx   server=user order=87 colour='#d6616b' args='--proxy nginx' proxy=1 deployed=1
 
 # How long the proxy may take to load its programs and listen.
 PROXY_READY_S=20
 
 # PATH: the sockmap path loads a CO-RE program, the uring path needs
-# io_uring's multishot receive; copy and splice need nothing.
+# io_uring's multishot receive, skmsg the bypass's programs and cgroup;
+# copy and splice need nothing.
 proxy_unavailable() {
 	case ${1:-} in
+	skmsg)
+		[[ -z $(bypass_unavailable) ]] ||
+			echo "$(bypass_unavailable | sed 's/; use the user server.*//'), which the proxy's skmsg path needs (the sk_msg bypass); use --proxy copy or splice"
+		;;
 	sockmap | sockmap-verdict-only)
 		platform_lacks_need btf >/dev/null || return 0
 		echo "$(platform_lacks_need btf), which the proxy's sockmap path needs; use --proxy copy or splice"
@@ -79,21 +90,28 @@ _proxy_listening() {
 }
 
 # PORT: the proxy, detached, on the server's CPUs, listening on the
-# server's address and PORT, relaying to the backend's.
+# server's address and PORT, relaying to the backend's. On the skmsg path
+# the bypass first, on both ports, and the proxy in its cgroup.
 proxy_start() {
-	local port=$1 bin pid log=$STATE_DIR/proxy.log place=() cmd threads=1
+	local port=$1 bin pid log=$STATE_DIR/proxy.log place=() cmd threads=1 enter=()
 	bin=$(_proxy_exe)
 	[[ -z $(state cpus) ]] || place=(taskset -c "$(state cpus)")
 	cmd=("$(server_binary proxy)" --path "$(state proxy.arg)")
 	case ${cmd[2]} in
 	sockmap-verdict-only) cmd=("${cmd[0]}" --path sockmap --verdict-only) ;;
+	skmsg)
+		ensure_built bypass
+		bypass_start "$port" "$(state backend_port)" || return 1
+		cmd=("${cmd[0]}" --path copy)
+		enter=(bypass_enter exec_or_run)	# $! is the proxy itself
+		;;
 	# A thread (HAProxy) or worker (nginx) per CPU of the proxy's.
 	haproxy | nginx)
 		[[ -z $(state cpus) ]] || threads=$(cpu_list_count "$(state cpus)")
 		cmd=("$ECHOLAB_ROOT/proxy/relays/relay.sh" "${cmd[2]}" --dir "$STATE_DIR/relay" --threads "$threads")
 		;;
 	esac
-	setsid "${place[@]}" "${cmd[@]}" --port "$port" \
+	"${enter[@]}" setsid "${place[@]}" "${cmd[@]}" --port "$port" \
 		--addr "$(state addr)" --backend-addr "$(state backend_addr)" \
 		--backend-port "$(state backend_port)" </dev/null >"$log" 2>&1 &
 	pid=$!
@@ -119,11 +137,12 @@ proxy_started() {
 
 # Stops the proxy and checks that nothing of it stays: no process, no
 # program of its sockmap path (the kernel drops it with the last socket
-# that used it, after an RCU grace period).
+# that used it, after an RCU grace period), nothing of its skmsg path's
+# bypass (bypass_stop's checks).
 proxy_stop() {
 	local pid bin last counts
 	pid=$(state proxy.pid)
-	[[ -n $pid ]] || return 0
+	[[ -n $pid ]] || { bypass_stop; return; }
 	bin=$(_proxy_exe)
 	last=$(bpf_counters "$pid" proxy_counters)
 	if alive "$pid" "$bin"; then
@@ -138,6 +157,7 @@ proxy_stop() {
 	counts=$(tail -n1 "$STATE_DIR/proxy.log" 2>/dev/null | sed -n 's/^proxy: //p')
 	say "proxy: stopped${counts:+; $counts}${last:+; kernel: $last}"
 	rm -f "$STATE_DIR/proxy.pid"
+	bypass_stop	# the skmsg path's (nothing when none started)
 }
 
 # _relay_group_gone PGID EXE: no process of EXE is left in the group;
@@ -170,7 +190,15 @@ proxy_status() {
 	echo "proxy:       $(state proxy.arg), pid $pid, to $(state backend_addr) port $(state backend_port)"
 	[[ $(state proxy.arg) != sockmap* ]] ||
 		echo "             counters $(bpf_counters "$pid" proxy_counters)"
+	bypass_status
 }
 
-# Clients reach the server through the proxy's port: nothing to enter.
-proxy_enter() { "$@"; }
+# Clients reach the server through the proxy's port: nothing to enter but,
+# on the skmsg path, the bypass's cgroup (the backend and the clients).
+proxy_enter() {
+	if [[ $(state proxy.arg) == skmsg ]]; then
+		bypass_enter "$@"
+	else
+		"$@"
+	fi
+}

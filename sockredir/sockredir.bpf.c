@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* sockredir: local TCP connections to one port bypass TCP/IP.
+/* sockredir: local TCP connections to one port, or a few, bypass TCP/IP.
  *
- * sock_ops puts both ends of every connection to the port into a SOCKHASH
+ * sock_ops puts both ends of every connection to the ports into a SOCKHASH
  * once the handshake is done: the client's end (active) and the server's
  * (passive), each keyed by its own 4-tuple. At every sendmsg() on either
  * end, the sk_msg program looks the peer up by the swapped 4-tuple and,
@@ -23,8 +23,8 @@
 
 #define AF_INET 2
 
-/* Set by the loader before load. */
-const volatile __u32 redir_port = ECHOLAB_PORT;
+/* Set by the loader before load: the ports, 0 where there are fewer. */
+const volatile __u32 redir_ports[REDIR_MAX_PORTS] = { ECHOLAB_PORT };
 /* 0: no bound (the kernel's own behaviour; the loader warns). */
 const volatile __u64 flow_limit = REDIR_FLOW_LIMIT;
 
@@ -36,6 +36,15 @@ struct {
 } redir_socks SEC(".maps");
 
 PERCPU_COUNTERS(redir_counters, struct redir_counters)
+
+/* PORT is one of ours. */
+static __always_inline bool our_port(__u32 port)
+{
+	for (int i = 0; i < REDIR_MAX_PORTS; i++)
+		if (redir_ports[i] && redir_ports[i] == port)
+			return true;
+	return false;
+}
 
 /*
  * Ends that sent bytes through TCP once. They stay on TCP: bytes moved to
@@ -62,9 +71,12 @@ int redir_sockops(struct bpf_sock_ops *skops)
 		return 1;
 	if (skops->family != AF_INET)
 		return 1;
-	/* The client's end has the port as its remote, the server's as local. */
+	/* The client's end has the port as its remote, the server's as local
+	 * (a relay's two legs: one end of each on the relay's port, one on
+	 * its backend's).
+	 */
 	remote_port = bpf_ntohl(skops->remote_port);
-	if (skops->local_port != redir_port && remote_port != redir_port)
+	if (!our_port(skops->local_port) && !our_port(remote_port))
 		return 1;
 
 	key.local_ip4 = skops->local_ip4;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* sockredir: loads sockredir.bpf.c for one port, makes a cgroup of its own
+/* sockredir: loads sockredir.bpf.c for a port or a few, makes a cgroup of its own
  * and attaches sock_ops there, then waits. Connections to the port between
  * processes in that cgroup bypass TCP/IP for their payload; see
  * sockredir.bpf.c. On SIGINT/SIGTERM it detaches, moves out any process
@@ -32,34 +32,39 @@
 const char *prog = PROG;	/* cli.h */
 
 static struct env {
-	int port;
+	int ports[REDIR_MAX_PORTS];
+	int nports;		/* how many -p gave; 0: the default port alone */
 	bool verbose;
 	const char *btf_path;
 	const char *cgroup_root;
 	long flow_limit;
 } env = {
-	.port = ECHOLAB_PORT,
+	.ports = { ECHOLAB_PORT },
 	.flow_limit = REDIR_FLOW_LIMIT,
 	.btf_path = LOADER_BTF,
 };
 
 static const char usage[] =
-"Usage: sockredir [-p PORT] [-v] [--btf FILE] [--cgroup-root DIR]\n"
+"Usage: sockredir [-p PORT]... [-v] [--btf FILE] [--cgroup-root DIR]\n"
 "                 [--flow-limit BYTES]\n"
 "Local TCP connections to PORT skip TCP/IP for their payload: an sk_msg\n"
 "program moves each sendmsg() straight onto the peer socket's receive queue.\n"
-"Only processes in the cgroup this creates, <root>/echolab-bypass-PORT, are\n"
-"affected: put the server and its clients there (echo PID > DIR/cgroup.procs,\n"
-"or use 'run.sh user --bypass'). It binds nothing and matches no address: a\n"
-"connection bypasses only when both its ends are sockets of this machine in\n"
-"that cgroup, whatever address the server listens on.\n"
+"Only processes in the cgroup this creates, <root>/echolab-bypass-PORT (the\n"
+"first PORT), are affected: put the server and its clients there (echo PID >\n"
+"DIR/cgroup.procs, or use 'run.sh user --bypass'). It binds nothing and\n"
+"matches no address: a connection bypasses only when both its ends are\n"
+"sockets of this machine in that cgroup, whatever address the server listens\n"
+"on. A relay's two legs take two ports: -p RELAY_PORT -p BACKEND_PORT, the\n"
+"relay, its backend and their clients in the cgroup ('run.sh user --proxy\n"
+"skmsg').\n"
 "\n"
 "Never put a program there that receives with splice(): its bytes would\n"
 "wait forever (tcp_splice_read() does not see the queue they are moved to;\n"
 "seen on Linux 6.1 and 6.18). send(), write(), sendfile() and splice() into\n"
 "the socket, and recv()/read() out of it, work.\n"
 "\n"
-"  -p, --port N           the server port whose connections bypass (" ECHOLAB_PORT_STR ")\n"
+"  -p, --port N           a server port whose connections bypass (" ECHOLAB_PORT_STR ");\n"
+"                         repeated, up to " ECHOLAB_STR(REDIR_MAX_PORTS) " ports\n"
 "  -v, --verbose          libbpf's messages on stderr\n"
 "      --btf FILE         kernel BTF for CO-RE (default /sys/kernel/btf/vmlinux)\n"
 "      --cgroup-root DIR  cgroup v2 directory to create ours in (default: the\n"
@@ -72,8 +77,9 @@ static const char usage[] =
 "                         net.ipv4.tcp_mem, machine-wide)\n"
 "  -h, --help             this text\n"
 "\n"
-"Prints 'bypass on port PORT for cgroup DIR' once attached. SIGUSR1 prints the\n"
-"counters line; SIGINT/SIGTERM/SIGHUP detach, empty and remove the cgroup.\n"
+"Prints 'bypass on port PORT[,PORT...] for cgroup DIR' once attached.\n"
+"SIGUSR1 prints the counters line; SIGINT/SIGTERM/SIGHUP detach, empty and\n"
+"remove the cgroup.\n"
 "Exit status: 0 clean stop, 1 runtime error, 2 bad arguments.\n";
 
 /* optarg as a number in [min, max] into *v; else -1 after saying that it
@@ -85,6 +91,23 @@ static int number(const char *name, const char *what, unsigned long min,
 		return 0;
 	fprintf(stderr, PROG ": %s: '%s' is not %s\n", name, optarg, what);
 	return -1;
+}
+
+/* -p PORT once more: the first replaces the default. */
+static int add_port(unsigned long port)
+{
+	for (int i = 0; i < env.nports; i++) {
+		if (env.ports[i] == (int)port) {
+			fprintf(stderr, PROG ": --port %lu given twice\n", port);
+			return -1;
+		}
+	}
+	if (env.nports == REDIR_MAX_PORTS) {
+		fprintf(stderr, PROG ": --port: at most %d ports\n", REDIR_MAX_PORTS);
+		return -1;
+	}
+	env.ports[env.nports++] = port;
+	return 0;
 }
 
 static int parse_args(int argc, char **argv)
@@ -107,7 +130,8 @@ static int parse_args(int argc, char **argv)
 			if (number("--port", "a port number (1-65535)", 1,
 				   65535, &v))
 				return -1;
-			env.port = v;
+			if (add_port(v))
+				return -1;
 			break;
 		case 'v':
 			env.verbose = true;
@@ -227,7 +251,7 @@ int main(int argc, char **argv)
 		loader_open_failed(PROG, -err);
 		goto cleanup;
 	}
-	skel->rodata->redir_port = env.port;
+	memcpy(skel->rodata->redir_ports, env.ports, sizeof(env.ports));
 	skel->rodata->flow_limit = env.flow_limit;
 	err = sockredir_bpf__load(skel);
 	if (err) {
@@ -241,7 +265,7 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 
-	snprintf(name, sizeof(name), "echolab-bypass-%d", env.port);
+	snprintf(name, sizeof(name), "echolab-bypass-%d", env.ports[0]);
 	err = cgroup_create(&cg, name);
 	if (err)
 		goto cleanup;
@@ -256,7 +280,10 @@ int main(int argc, char **argv)
 			"a peer that never reads makes its sender queue without "
 			"bound below net.ipv4.tcp_mem, machine-wide "
 			"(docs/servers.md)\n");
-	printf("bypass on port %d for cgroup %s\n", env.port, cg.path);
+	printf("bypass on port ");
+	for (int i = 0; i < REDIR_MAX_PORTS && env.ports[i]; i++)
+		printf("%s%d", i ? "," : "", env.ports[i]);
+	printf(" for cgroup %s\n", cg.path);
 	fflush(stdout);
 	wait_for_stop(skel, &mask);
 	print_counters(skel);

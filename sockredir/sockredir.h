@@ -8,6 +8,11 @@
  */
 #define REDIR_MAX_SOCKS	65536
 
+/* The ports one sockredir joins (-p, repeated): a server's, or a relay's
+ * and its backend's.
+ */
+#define REDIR_MAX_PORTS	4
+
 #include "sockkey.h"	/* the SOCKHASH key: struct sock_key */
 
 /* Per CPU; the loader sums them. */

@@ -46,11 +46,12 @@ busy_port_refused() {
 	PIDS=()
 }
 
-# bench_ok NAME ARGS...: bench against $PORT, no sample may fail.
+# bench_ok NAME ARGS...: bench against $PORT (inside CLIENT), no sample
+# may fail.
 bench_ok() {
 	local name=$1 out
 	shift
-	out=$(bounded 180 "$BENCH" -p "$PORT" -q -o /dev/null "$@")
+	out=$(bounded 180 "${CLIENT[@]}" "$BENCH" -p "$PORT" -q -o /dev/null "$@")
 	ok $? "$name: exit 0"
 	is "$(field "$out" failed)" 0 "$name: failed=0"
 	[[ $(field "$out" failed) == 0 ]] || diag "$out"

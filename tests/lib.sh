@@ -15,6 +15,10 @@ PROBE=$ROOT/tests/build/probe
 RUN=$ROOT/run.sh
 PORT=${TEST_PORT:-$DEFAULT_PORT}	# run.sh's default (common/defaults.h)
 SPARE_PORT=${TEST_SPARE_PORT:-12399}	# for servers started by hand
+# What a test's clients run inside (bench_ok's bench): nothing, or run.sh
+# client for a front whose clients must join it (the proxy's skmsg path:
+# the bypass's cgroup).
+CLIENT=()
 
 _tap_n=0
 _tap_failed=0

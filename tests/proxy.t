@@ -5,7 +5,10 @@
 #
 # For each proxy variant (relayed_variants; --list prints them:
 # user-proxy-copy, user-proxy-splice, user-proxy-uring, user-proxy-sockmap,
-# and user for the four), from its own start to its own stop:
+# user-proxy-skmsg, and HAProxy's and nginx's), from its own start to its
+# own stop (on the skmsg path every client in the bypass's cgroup, through
+# run.sh client, so that both legs take the bypass, and its counters show
+# that they did):
 #   run.sh user --proxy PATH: the proxy on 127.0.0.1 and the port, the
 #   backend on 127.0.0.1 and the next port; through it, exact echoes of
 #   1 B, 64 KiB and 1 MiB, 200 fresh connections of one request each
@@ -21,7 +24,9 @@
 #   them; stop under load, and a kill -9 of the
 #   proxy under load, leave nothing (no process, listener, program, map);
 #   a busy port is refused.
-#   Then the proxy alone in front of tests/relay, which is both the
+#   Then the proxy alone (on the skmsg path with a sockredir of the
+#   test's own, the proxy and tests/relay in its cgroup) in front of
+#   tests/relay, which is both the
 #   client and the backend and sees both sides of each byte: a FIN from
 #   either side reaches the other after every byte before it (1 MiB), and
 #   the other direction still flows; a reset from either side reaches the
@@ -41,6 +46,7 @@ root_or_bail_out
 
 trap stop_all EXIT
 PROXY=$(server_binary proxy)
+SOCKREDIR=$(server_binary bypass)
 RELAY=$ECHOLAB_ROOT/tests/build/relay
 NEVERREAD=$ECHOLAB_ROOT/tests/build/neverread
 BACKEND_PORT=$((PORT + 1))
@@ -49,7 +55,10 @@ BACKEND_PORT=$((PORT + 1))
 # sending and four receiving, each at most net.ipv4.tcp_wmem's and
 # tcp_rmem's largest (autotuned up to them), and what the processes hold:
 # a read each (1 MiB for all), the uring path's ring of 256 buffers of
-# 64 KiB (16 MiB), the sockmap path's flow limit each way (2 MiB).
+# 64 KiB (16 MiB), the sockmap path's flow limit each way (2 MiB), the
+# skmsg path's bypass, which moves a send onto a peer's queue until the
+# peer has its flow limit unread (4 MiB: sockredir.h), on each of the
+# four ends that send (16 MiB).
 # Natively 145 MiB + the path's (rmem up to 32 MiB), measured 19-69 MB; in
 # the guest 41 MiB + the path's, uring measured 45 MB there (the
 # '# neverread:' line). A relay without flow control reaches the cap,
@@ -59,7 +68,7 @@ read -r _ _ rmem </proc/sys/net/ipv4/tcp_rmem
 TCP_MIB=$(((4 * (wmem + rmem) >> 20) + 1))
 # HAProxy and nginx hold a buffer of 16 KiB each way (tune.bufsize,
 # proxy_buffer_size), HAProxy's spliced bytes a pipe each way.
-declare -A HELD_MIB=([copy]=0 [splice]=0 [uring]=16 [sockmap]=2 [haproxy]=1 [nginx]=1)
+declare -A HELD_MIB=([copy]=0 [splice]=0 [uring]=16 [sockmap]=2 [skmsg]=16 [haproxy]=1 [nginx]=1)
 # 10,000 clients, or as many as the hard limit on descriptors lets the
 # proxy hold at two a client, when that is fewer (20,000 here: 9,968).
 # In the guest 2,000: its emulated CPU closes some 40 connections a
@@ -96,7 +105,7 @@ relay_case() {
 	local label=$1 path=$2 out rc otherwise
 	shift 2
 	otherwise=${OTHERWISE[$path/$1]:-}
-	out=$(bounded 60 "$RELAY" "$PORT" "$SPARE_PORT" "$@" 2>&1)
+	out=$(bounded 60 "${INTO_BYPASS[@]}" "$RELAY" "$PORT" "$SPARE_PORT" "$@" 2>&1)
 	rc=$?
 	if [[ -n $otherwise ]]; then
 		((rc == 0)) || [[ $out == *"$otherwise"* ]]
@@ -106,27 +115,74 @@ relay_case() {
 	fi
 	ok "$rc" "$label/relay: $*: $(head -n1 <<<"$out")"
 	((rc == 0)) || diag "$out"
+	# The kernel's early EAGAIN on the skmsg path (tests/relay.c).
+	((rc != 0)) || ! grep -q '^note: ' <<<"$out" || diag "$label/relay: $*: $(grep '^note: ' <<<"$out")"
 }
 
 # relay_listens LOG: the proxy says it listens on $PORT; HAProxy and
 # nginx are asked (ss).
 relay_listens() { grep -q '^proxy .* on ' "$1" || [[ -n $(listeners "$PORT") ]]; }
 
+# The skmsg path's relay scenarios: a sockredir of the test's own on the
+# proxy's port and tests/relay's (OWN_BYPASS its pid), and what puts a
+# command into its cgroup first (INTO_BYPASS: a process joins a cgroup
+# itself, then becomes the command).
+OWN_BYPASS=
+INTO_BYPASS=()
+
+# own_bypass LOG: that sockredir, attached, or status 1.
+own_bypass() {
+	local cg
+	"$SOCKREDIR" -p "$PORT" -p "$SPARE_PORT" >"$1" 2>&1 &
+	OWN_BYPASS=$!
+	wait_until 20 grep -q '^bypass on port' "$1"
+	cg=$(sed -n 's/^bypass on port [0-9,]* for cgroup //p' "$1")
+	[[ -n $cg ]] || return 1
+	# shellcheck disable=SC2016 # the inner shell's $$, $1 and $@
+	INTO_BYPASS=(bash -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' into-bypass "$cg")
+}
+
+# own_bypass_stop LABEL LOG: it stops (exit 0, its cgroup removed), and
+# its counters say it moved bytes.
+own_bypass_stop() {
+	local label=$1 log=$2 moved
+	[[ -n $OWN_BYPASS ]] || return 0
+	stop_bounded "$OWN_BYPASS"
+	ok $? "$label/relay: the bypass (sockredir) exits 0 on SIGTERM"
+	moved=$(sed -n 's/^counters .*bytes_redirected=\([0-9]*\).*/\1/p' "$log")
+	((${moved:-0} > 0))
+	ok $? "$label/relay: the bypass moved the relay's bytes ($(grep '^counters' "$log"))"
+	OWN_BYPASS=''
+	INTO_BYPASS=()
+}
+
 # The relay's scenarios against the proxy binary alone, on PATH, or
 # HAProxy or nginx alone (proxy/relays/relay.sh).
 relay_scenarios() {
-	local label=$1 path=$2 pid log dir cmd=("$PROXY" --path "$2")
+	local label=$1 path=$2 pid log dir blog cmd=("$PROXY" --path "$2")
 	log=$(mktemp)
+	blog=$(mktemp)
 	dir=$(mktemp -d)
 	[[ $path != haproxy && $path != nginx ]] ||
 		cmd=("$ECHOLAB_ROOT/proxy/relays/relay.sh" "$path" --dir "$dir")
-	"${cmd[@]}" --port "$PORT" --backend-port "$SPARE_PORT" >"$log" 2>&1 &
+	if [[ $path == skmsg ]]; then
+		cmd=("$PROXY" --path copy)
+		if ! own_bypass "$blog"; then
+			ok 1 "$label/relay: the bypass (sockredir) attaches"
+			diag "$(cat "$blog")"
+			own_bypass_stop "$label" "$blog"
+			rm -rf "$log" "$blog" "$dir"
+			return
+		fi
+	fi
+	"${INTO_BYPASS[@]}" "${cmd[@]}" --port "$PORT" --backend-port "$SPARE_PORT" >"$log" 2>&1 &
 	pid=$!
 	if ! wait_until 10 relay_listens "$log"; then
 		ok 1 "$label/relay: the proxy listens"
 		diag "$(cat "$log")"
 		kill "$pid" 2>/dev/null
-		rm -rf "$log" "$dir"
+		own_bypass_stop "$label" "$blog"
+		rm -rf "$log" "$blog" "$dir"
 		return
 	fi
 	relay_case "$label" "$path" fin-client 1048576
@@ -140,7 +196,8 @@ relay_scenarios() {
 	stop_bounded "$pid"
 	is $? "${OTHERWISE[$path/sigterm]:-0}" "$label/relay: the proxy exits ${OTHERWISE[$path/sigterm]:-0} on SIGTERM"
 	diag "$label/relay: $(tail -n1 "$log")"
-	rm -rf "$log" "$dir"
+	own_bypass_stop "$label" "$blog"
+	rm -rf "$log" "$blog" "$dir"
 }
 
 # established_to PORT: connections established to PORT (ss).
@@ -169,7 +226,7 @@ hold_many() {
 			why=" (HAProxy's maxconn $maxconn, from its descriptors: proxy/relays/relay.sh)"
 		fi
 	fi
-	(ulimit -n $((hold + 1000)) && exec "$PROBE" hold "$PORT" "$hold" 30) >/dev/null 2>&1 &
+	(ulimit -n $((hold + 1000)) && exec "${CLIENT[@]}" "$PROBE" hold "$PORT" "$hold" 30) >/dev/null 2>&1 &
 	pid=$!
 	PIDS+=("$pid")
 	wait_until 60 backend_holds "$hold"
@@ -188,9 +245,11 @@ hold_many() {
 # proxy_contract LABEL SERVER --proxy PATH
 # shellcheck disable=SC2317 # called through each_variant
 proxy_contract() {
-	local label=$1 server=$2 path=$4 base out items sent pid bound i
+	local label=$1 server=$2 path=$4 base out items sent pid bound i before
 	local start=("$server" "$3" "$path")
 	base=$(leftovers_or_why) || { ok 1 "$label: leftovers before the start (a tool failed)"; diag "$base"; return; }
+	CLIENT=()
+	[[ $path != skmsg ]] || CLIENT=("$RUN" client)
 
 	"$RUN" "${start[@]}" >/dev/null
 	ok $? "$label: run.sh ${start[*]}"
@@ -205,14 +264,16 @@ proxy_contract() {
 	# switches between its kernel relay and the process (flow control)
 	# many times a second; a byte of one overtaking the other's fails an
 	# echo (2026-11-26: 11-718 failed runs' worth before caught_up()).
+	before=$(bpf_counters "$(state bypass.pid)" redir_counters)
 	bench_ok "$label/16KiB-load: 50 connections, $LOAD16 msg/s offered" \
 		-c 50 -R "$LOAD16" -s 16384 -d 3 --warmup 1
-	reset_ok "$label/reset"
+	[[ $path != skmsg ]] || bypass_carried "$label/16KiB-load" "$before"
+	reset_ok "$label/reset" "${CLIENT[@]}"
 	# Twenty times: sockmap's FIN, passed up behind its peer's relay, once
 	# broke that relay (EPIPE) and reset 5-12 of 200 (6.12, 2026-11-27).
 	out=
 	for ((i = 0; i < HALFCLOSES; i++)); do
-		out=$(bounded 60 "$PROBE" halfclose "$PORT" 65536 2>&1) || break
+		out=$(bounded 60 "${CLIENT[@]}" "$PROBE" halfclose "$PORT" 65536 2>&1) || break
 	done
 	((i == HALFCLOSES))
 	ok $? "$label/half-close: 64 KiB echoed, then EOF, $HALFCLOSES times"
@@ -220,7 +281,7 @@ proxy_contract() {
 
 	# A client that never reads.
 	bound=$((TCP_MIB + ${HELD_MIB[$path]:-0}))
-	out=$(bounded 60 "$NEVERREAD" "$PORT" 5 $(((bound + 64) << 20)) 0 2>&1)
+	out=$(bounded 60 "${CLIENT[@]}" "$NEVERREAD" "$PORT" 5 $(((bound + 64) << 20)) 0 2>&1)
 	sent=$(field "$out" sent)
 	[[ -n $sent ]] && ((sent <= bound << 20))
 	ok $? "$label/neverread: the kernel accepted at most $bound MiB from a client that never reads"
@@ -237,7 +298,7 @@ proxy_contract() {
 		hold_many "$label" "$path"
 	fi
 
-	bounded 30 "$BENCH" -p "$PORT" -t 50 -d 5 -q -o /dev/null >/dev/null 2>&1 &
+	bounded 30 "${CLIENT[@]}" "$BENCH" -p "$PORT" -t 50 -d 5 -q -o /dev/null >/dev/null 2>&1 &
 	PIDS+=($!)
 	sleep 1
 	"$RUN" stop >/dev/null
@@ -249,7 +310,7 @@ proxy_contract() {
 	"$RUN" "${start[@]}" >/dev/null
 	ok $? "$label/restart: run.sh ${start[*]}"
 	pid=$(state proxy.pid)
-	bounded 30 "$BENCH" -p "$PORT" -t 50 -d 5 -q -o /dev/null >/dev/null 2>&1 &
+	bounded 30 "${CLIENT[@]}" "$BENCH" -p "$PORT" -t 50 -d 5 -q -o /dev/null >/dev/null 2>&1 &
 	PIDS+=($!)
 	sleep 1
 	[[ -n $pid ]] && kill -9 "$pid"
@@ -262,8 +323,24 @@ proxy_contract() {
 	busy_port_refused "$label" "${start[@]}"
 	nothing_left_since "$label/busy-port" "$base"
 
+	CLIENT=()
 	relay_scenarios "$label" "$path"
 	nothing_left_since "$label/relay" "$base"
+}
+
+# bypass_carried NAME BEFORE: since the counters BEFORE, the skmsg path's
+# bypass moved at least BYPASS_SHARE% of the bytes sent on both legs,
+# each way (the rest went through TCP: an end that sent before its peer
+# was in the map stays there, sockredir.bpf.c).
+BYPASS_SHARE=90
+count() { local v; v=$(field "$1" "$2"); echo "${v:-0}"; }
+bypass_carried() {
+	local name=$1 before=$2 after moved passed
+	after=$(bpf_counters "$(state bypass.pid)" redir_counters)
+	moved=$(($(count "$after" bytes_redirected) - $(count "$before" bytes_redirected)))
+	passed=$(($(count "$after" bytes_passed) - $(count "$before" bytes_passed)))
+	((moved > 0 && moved * 100 >= (moved + passed) * BYPASS_SHARE))
+	ok $? "$name: the bypass moved $moved bytes around TCP/IP, $passed through it (at least $BYPASS_SHARE% around)"
 }
 
 # usage_refused NAME WANT CMD...: exit 2, and the message says WANT.

@@ -52,6 +52,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TIMEOUT_S 10
@@ -245,19 +246,56 @@ static int fin(int port, int lfd, int first)
 	return 0;
 }
 
+/*
+ * A blocking recv() that said EAGAIN before its TIMEOUT_S were up. The
+ * kernel's tcp_bpf_recvmsg() (a socket the sk_msg bypass joined: the
+ * proxy's skmsg path) does so when a reset wakes it with nothing queued:
+ * after its wait it checks neither sk_err nor the socket's state (Linux
+ * 6.18; 7.2's net/ipv4/tcp_bpf.c the same). The next recv() sees the
+ * reset. main() says how many there were.
+ */
+static int early_eagain;
+
+static void say_early_eagain(void)
+{
+	fflush(stdout);		/* its line first */
+	if (early_eagain)
+		fprintf(stderr, "note: recv() said EAGAIN %d time(s) before its %d s "
+			"were up, and was called again (tcp_bpf_recvmsg: relay.c)\n",
+			early_eagain, TIMEOUT_S);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* How a read on FD ends within TIMEOUT_S: 0 EOF, an errno, or ETIMEDOUT
- * (EAGAIN) when nothing came. Bytes are read and counted on the way. */
+ * (EAGAIN after TIMEOUT_S) when nothing came. Bytes are read and counted
+ * on the way; an early EAGAIN (above) is counted and read again. */
 static int ending(int fd, size_t *read_bytes)
 {
 	unsigned char buf[65536];
+	double since = now_s();
 	ssize_t r;
 
 	*read_bytes = 0;
-	while ((r = recv(fd, buf, sizeof(buf), 0)) > 0)
-		*read_bytes += (size_t)r;
-	if (r == 0)
-		return 0;
-	return errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT : errno;
+	for (;;) {
+		while ((r = recv(fd, buf, sizeof(buf), 0)) > 0) {
+			*read_bytes += (size_t)r;
+			since = now_s();
+		}
+		if (r == 0)
+			return 0;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return errno;
+		if (now_s() - since >= TIMEOUT_S - 0.5)
+			return ETIMEDOUT;
+		early_eagain++;
+	}
 }
 
 static int rst(int port, int lfd, int from)
@@ -415,6 +453,7 @@ int main(int argc, char **argv)
 		goto usage;
 	signal(SIGALRM, on_alarm);
 	alarm(3 * TIMEOUT_S);
+	atexit(say_early_eagain);
 	if (!strcmp(c, "down"))
 		return down(port);
 	patterns();
