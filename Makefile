@@ -154,7 +154,7 @@ FAST := $(basename $(notdir $(UNIT_TESTS))) busypoll bypass ebpf engine kecho ru
 VM_ONCE_TESTS := tests/vm-run.t tests/vm-netem.t tests/vm-bound.t
 VM_FTRACE_LATER := $(shell bash tests/vm-ftrace.t --list 2>/dev/null | grep -vx -e profile-vm -e trace-vm | paste -sd, -)
 VM_LATER := $(patsubst tests/%.t,%,$(filter-out $(VM_ONCE_TESTS) tests/vm-uring.t tests/vm-ftrace.t \
-	tests/vm-proxy.t,$(VM_TESTS))) vm-uring:contract vm-ftrace:$(VM_FTRACE_LATER) vm-proxy:splice,sockmap
+	tests/vm-proxy.t,$(VM_TESTS))) vm-uring:contract vm-ftrace:$(VM_FTRACE_LATER) vm-proxy:splice,sockmap,skmsg
 # guest_tests FIRST,KERNELS: the guest tests on each of KERNELS, on the
 # first those FIRST names (TESTS's syntax; empty: every case of every file).
 guest_tests = { files="$(VM_TESTS)"; later="$(1)"; for k in $(2); do \

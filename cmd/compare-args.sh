@@ -97,8 +97,10 @@ Placement (recorded in meta.txt and every raw file):
                  bypass joins two sockets of one stack: implies --loopback
   --proxy P,..   the user server directly and behind the proxy on each
                  path named (copy, splice, uring, sockmap; all: these four;
-                 haproxy, nginx: the relays people deploy, when named),
-                 verdicts against copy. The proxy takes the server's CPUs
+                 skmsg: copy's loop, both legs joined by the sk_msg bypass,
+                 which implies --loopback; haproxy, nginx: the relays
+                 people deploy, when named), verdicts against copy.
+                 The proxy takes the server's CPUs
                  and the root namespace; the backend runs beside bench, in
                  its namespace and on its CPUs (with --loopback: on
                  bench's CPUs, over 127.0.0.1), so that the proxy's CPU
@@ -263,8 +265,11 @@ compare_place_option() {
 		[[ ${2:-} =~ ^[a-z]+(,[a-z]+)*$ ]] ||
 			usage_error "--proxy takes the proxy's paths, e.g. copy,splice,sockmap, or all"
 		COMPARE_PROXY=$2
-		# all: the proxy's own paths (HAProxy and nginx only when named).
-		[[ $2 != all ]] || COMPARE_PROXY=$(proxy_variants | awk '$3 == "--proxy" { print $4 }' | paste -sd, -)
+		# all: the proxy's own paths that run over the veth (HAProxy and
+		# nginx, and skmsg, which needs one stack, only when named).
+		[[ $2 != all ]] || COMPARE_PROXY=$(proxy_variants | while read -r a _ f p; do
+			[[ $f != --proxy || $(variant_get "$a" one_stack) == 1 ]] || echo "$p"
+		done | paste -sd, -)
 		for a in ${COMPARE_PROXY//,/ }; do front_value proxy "$a"; done
 		;;
 	--points)
@@ -368,6 +373,11 @@ compare_check_args() {
 		((COMPARE_BYPASS == 0)) || usage_error "--proxy and --bypass: measure one at a time"
 		((CURVE == 0)) || usage_error "--curve and --proxy: measure one at a time"
 		[[ -z $SERVER_LIST ]] || usage_error "--proxy picks the variants itself: drop --servers"
+		if [[ ,$COMPARE_PROXY, == *,skmsg,* ]]; then
+			[[ -z $NETEM ]] ||
+				usage_error "--proxy skmsg joins sockets of one network stack; it has nothing to bypass over a veth (drop --netem)"
+			PLACEMENT=loopback
+		fi
 	fi
 	if ((COMPARE_BYPASS)); then
 		[[ -z $NETEM ]] ||

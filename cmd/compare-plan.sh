@@ -112,7 +112,8 @@ resolve_cpus() {
 
 two_machine() { [[ $PLACEMENT == two-machine ]]; }
 
-# Where the proxy and its backend ran (compare --proxy).
+# proxy_text [PATH]: where the proxy and its backend ran (compare --proxy),
+# and on the skmsg path what joined them.
 proxy_text() {
 	local how="the relay (proxy/proxy; HAProxy or nginx, proxy/relays/) in the root namespace"
 	[[ -z $SERVER_CPUS ]] || how+=" on CPUs $SERVER_CPUS"
@@ -122,6 +123,8 @@ proxy_text() {
 		how+=", listening on 127.0.0.1; the backend (the server) on 127.0.0.1 port $((PORT + 1))"
 	fi
 	[[ -z $CLIENT_CPUS ]] || how+=" on bench's CPUs $CLIENT_CPUS"
+	[[ ${1:-} != skmsg ]] ||
+		how+="; the sk_msg bypass (sockredir/) on port $PORT and $((PORT + 1)), the proxy, the backend and bench in its cgroup: each send moved onto the peer socket's queue, its counters at the end of each raw file (# bypass_*)"
 	echo "$how; the direct runs (label user): the server alone, placed as every server"
 }
 
@@ -169,7 +172,7 @@ plan() {
 	for want in ${SERVER_LIST//,/ }; do
 		[[ -n ${known[$want]:-} ]] ||
 			usage_error "--servers: no variant '$want' (run.sh list shows them)"
-		if [[ $(variant_get "$want" bypass) == 1 ]] && two_machine; then
+		if [[ $(variant_get "$want" one_stack) == 1 ]] && two_machine; then
 			usage_error "--servers: $want needs one network stack: add --loopback or --bypass"
 		fi
 		label=$want
@@ -224,7 +227,7 @@ write_meta() {
 		((TW_MAX == 2000)) || echo "tw_max=$TW_MAX (ECHOLAB_TW_MAX: a loopback run started with up to this many TIME_WAIT sockets, not 2000)"
 		[[ -z $NETEM ]] || echo "netem=$NETEM (tc netem, on both ends of the veth)"
 		((COMPARE_BYPASS)) && echo "bypass=user-bypass: sockredir/sockredir (sk_msg), server and bench in its cgroup"
-		[[ -z $COMPARE_PROXY ]] || echo "proxy=$COMPARE_PROXY: $(proxy_text)"
+		[[ -z $COMPARE_PROXY ]] || echo "proxy=$COMPARE_PROXY: $(proxy_text "$([[ ,$COMPARE_PROXY, != *,skmsg,* ]] || echo skmsg)")"
 		echo "nofile=$(ulimit -Sn)/$(ulimit -Hn)"
 		echo "somaxconn=$(sysctl -n net.core.somaxconn) (run.sh raises it to >= 4096 while a server runs)"
 		echo "tcp_max_syn_backlog=$(sysctl -n net.ipv4.tcp_max_syn_backlog) (likewise)"

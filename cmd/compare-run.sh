@@ -157,7 +157,7 @@ bench_run() {
 	shift 2
 	args=$(variant_get "${label%-again}" args)
 	[[ $(variant_get "${label%-again}" proxy) != 1 ]] ||
-		place_meta=(--meta "proxy=${args#--proxy }: $(proxy_text)")
+		place_meta=(--meta "proxy=${args#--proxy }: $(proxy_text "${args#--proxy }")")
 	# Server-bound: bench runs on the host; the server's kernel is ours.
 	! server_bound || place_meta+=(--meta "server_kernel=$(uname -r)")
 	in_client "$BENCH" -H "$(server_host)" -p "$PORT" -l "$label" -o "$file" \
@@ -172,12 +172,32 @@ bench_run() {
 		{ (($? != 2)) || : >"$OUT/.bench-refused"; }
 }
 
+# bypass_counts: the sk_msg bypass's counters, when one runs (user-bypass,
+# the proxy's skmsg path), as sockredir's map has them; else nothing.
+bypass_counts() { bpf_counters "$(state bypass.pid)" redir_counters; }
+
+# bypass_record FILE BEFORE: what the bypass did during the run, its
+# counters less BEFORE, at the end of the raw file (# bypass_NAME=N), and
+# a warning when it moved under 90% of the bytes (the rest took TCP/IP:
+# ends that sent before their peers joined stay there, sockredir.bpf.c).
+bypass_record() {
+	local file=$1 before=$2
+	[[ -n $before && -s $file ]] || return 0
+	bypass_counts | awk -v before="$before" -v file="$file" '
+		BEGIN { n = split(before, b, " "); for (i = 1; i <= n; i++) { split(b[i], kv, "="); was[kv[1]] = kv[2] } }
+		{ for (i = 1; i <= NF; i++) { split($i, kv, "="); d = kv[2] - was[kv[1]]; c[kv[1]] = d
+			printf "# bypass_%s=%.0f\n", kv[1], d >> file } }
+		END { moved = c["bytes_redirected"]; all = moved + c["bytes_passed"]
+			if (all > 0 && moved < 0.9 * all)
+				printf "warning: the bypass moved %.0f of the run'"'"'s %.0f bytes; the rest took TCP/IP\n", moved, all }'
+}
+
 # run_one LABEL SERVER REP TAG [BENCH-ARGS... --] [START-OPTIONS...]: a
 # fresh start of the server, a warm-up, one measured run (REP 0: not
 # recorded), a stop. Fails (after saying why) when the server does not
 # start.
 run_one() {
-	local label=$1 server=$2 rep=$3 tag=$4 extra=() place=()
+	local label=$1 server=$2 rep=$3 tag=$4 extra=() place=() before
 	shift 4
 	while (($#)) && [[ $1 != -- ]]; do extra+=("$1"); shift; done
 	shift
@@ -208,8 +228,10 @@ run_one() {
 	elif ((rep < 0)); then	# --curve's capacity probe: closed loop
 		bench_run "$label" /dev/null "${extra[@]}" -q | tee -a "$OUT/capacity.txt" | sed 's/^/    /'
 	else
+		before=$(bypass_counts)
 		bench_run "$label" "$OUT/$label$tag-$rep.tsv" --meta "repeat=$rep" "${extra[@]}" -q |
 			tee -a "$OUT/summaries.txt" | sed 's/^/    /'
+		bypass_record "$OUT/$label$tag-$rep.tsv" "$before"
 		# bench marks a run that a signal stopped. Ctrl-C reaches us
 		# too, but now and then our trap did not run and the
 		# comparison went on, to exit 0 in 2 s (2 of the 10 runs of

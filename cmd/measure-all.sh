@@ -24,6 +24,7 @@
 #                                   servers (cmd/peers.sh build first)
 #   bypass-sizes bypass-sizes-1k-64k bypass-pingpong  the sk_msg bypass
 #   proxy-load proxy-load-fixed proxy-load-vm-6.1 proxy-load-vm-6.12  the hop
+#   proxy-skmsg                     the hop's skmsg path against copy
 #   study-000-loopback study-000-two-machine study-000-vm-loopback
 #   study-000-load1000 study-000-vm-load1000 study-001-bypass-pingpong
 #   sockperf                        the study's tables (cmd/sockperf.sh)
@@ -60,7 +61,7 @@ uring-shipped-20k-loopback uring-shipped-16k-1conn uring-shipped-20k-independent
 default-shipped-1 default-shipped-2 default-shipped-3 uring-at-its-best
 splice-at-its-best at-its-best-2 bypass-sizes bypass-sizes-1k-64k
 bypass-pingpong proxy-load proxy-load-fixed proxy-load-vm-6.1
-proxy-load-vm-6.12 study-000-loopback study-000-two-machine
+proxy-load-vm-6.12 proxy-skmsg study-000-loopback study-000-two-machine
 study-000-vm-loopback study-000-load1000 study-000-vm-load1000
 study-001-bypass-pingpong sockperf curve-native knee-loopback stream-native"
 INTO=$ECHOLAB_ROOT/results
@@ -127,6 +128,7 @@ compare_args() {
 	bypass-pingpong) echo --bypass --sizes 64,16384 --workload pingpong --repeat 5 --seed 20261201 ;;
 	proxy-load) echo --proxy all --sizes 64,16384 --repeat 5 --seed 20261126 ;;
 	proxy-load-fixed) echo --proxy copy,sockmap --sizes 16384 --rates 3100,6100,9200 --repeat 5 --seed 20261126 ;;
+	proxy-skmsg) echo --proxy copy,skmsg --workload load -d 3 --sizes 64,16384 --repeat 5 --seed 20261129 ;;
 	proxy-load-vm-*) echo --vm --kernel "${1##*-}" --proxy all --sizes 64,16384 --rates 250,500 --repeat 5 --seed 20261126 ;;
 	study-000-loopback) echo --loopback --servers user,ebpf --repeat 5 --seed 20261127 -t 1000 -r 1 ;;
 	study-000-two-machine) echo --servers user,ebpf --repeat 5 --seed 20261127 -t 1000 -r 1 ;;
@@ -181,6 +183,23 @@ other_step() {
 	esac
 }
 
+# finish_step STEP OUT: a compare's directory made small enough to commit:
+# its raw files thinned (a size sweep's are in OUT/size-S/), its summaries
+# written again from them, its plots drawn (where raw files are).
+finish_step() {
+	local step=$1 out=$2 d dirs=("$2")
+	for d in "$out"/size-*/; do
+		[[ ! -d $d ]] || dirs+=("${d%/}")
+	done
+	"$ECHOLAB_ROOT/cmd/thin.sh" "$(thin_factor "$step" "$out")" "${dirs[@]}"
+	"$ECHOLAB_ROOT/run.sh" compare --summarize "$out"
+	for d in "${dirs[@]}"; do
+		compgen -G "$d/*.tsv.gz" >/dev/null || continue
+		"$ECHOLAB_ROOT/cmd/plot.sh" "$d"
+		rm -f "$d"/scatter-*.png	# a plot per server of every kept row: redrawn on demand
+	done
+}
+
 # peers: the public servers, built once, if a step compares them.
 case " ${STEPS[*]} " in
 *" uring-at-its-best "* | *" splice-at-its-best "* | *" at-its-best-2 "*) "$ECHOLAB_ROOT/cmd/peers.sh" build ;;
@@ -202,10 +221,7 @@ for step in "${STEPS[@]}"; do
 	ECHOLAB_TW_MAX=$tw "$ECHOLAB_ROOT/run.sh" compare $args "${REPEAT[@]}" --out "$out"
 	mapfile -t prof < <(profile_args "$step")
 	((${#prof[@]} == 0)) || "$ECHOLAB_ROOT/ftrace/profile.sh" --out "$out/profile" "${prof[@]}"
-	"$ECHOLAB_ROOT/cmd/thin.sh" "$(thin_factor "$step" "$out")" "$out"
-	"$ECHOLAB_ROOT/run.sh" compare --summarize "$out"
-	"$ECHOLAB_ROOT/cmd/plot.sh" "$out"
-	rm -f "$out"/scatter-*.png "$out"/size-*/scatter-*.png	# a plot per server of every kept row: redrawn on demand
+	finish_step "$step" "$out"
 done
 echo "== $(date -u +%H:%M:%S) done: ${STEPS[*]}"
 # The method's own check: do the back-to-back compares agree?

@@ -44,13 +44,18 @@
 #       a skip that says so; the suite's own fault tests, the traces and
 #       the guest do not see it
 #   variant LABEL order=N colour=#RRGGBB [server=NAME] [args="START-OPTIONS"] [bypass=1]
-#           [proxy=1] [cpu_scope=all] [extra=1] [deployed=1]
+#           [proxy=1] [one_stack=1] [cpu_scope=all] [extra=1] [deployed=1]
 #       one thing compare measures and the plots draw, in the order N and
 #       the colour given; of the server (or peer) declared last unless
 #       server= says; args are run.sh's start options (-- SERVER-ARGS, a
 #       front's --FLAG);
 #       bypass=1: only with compare --bypass; proxy=1: only with compare
-#       --proxy (and tests/proxy.t); cpu_scope=all: its work runs
+#       --proxy (and tests/proxy.t); one_stack=1: its bytes go around
+#       TCP/IP between sockets of one machine (the sk_msg bypass), so
+#       compare measures it with bench and the server in one network
+#       stack (--loopback), never over the veth of its two machines on
+#       one box, which no real pair of machines could go around;
+#       cpu_scope=all: its work runs
 #       on any CPU, whatever run.sh --cpus says, so its CPU per echo counts
 #       every CPU; extra=1: measured only when compare --servers names it
 #       (an ablation, such as a server with one of its mechanisms off), and

@@ -13,7 +13,7 @@ front bypass dir=sockredir binary=sockredir/sockredir flag=--bypass serves='user
 	tools='cc clang bpftool' needs='btf cgroup2' \
 	only_why="ebpf's sockets are in its own sockmap, kecho's are the kernel's"
 
-variant user-bypass server=user order=30 colour='#17becf' args='--bypass' bypass=1
+variant user-bypass server=user order=30 colour='#17becf' args='--bypass' bypass=1 one_stack=1
 
 bypass_unavailable() { bpf_cgroup_unavailable sockredir; }
 

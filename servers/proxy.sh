@@ -35,7 +35,8 @@ variant user-proxy-copy    server=user order=80 colour='#7b4173' args='--proxy c
 variant user-proxy-splice  server=user order=81 colour='#a55194' args='--proxy splice' proxy=1
 variant user-proxy-uring   server=user order=82 colour='#de9ed6' args='--proxy uring' proxy=1
 variant user-proxy-sockmap server=user order=83 colour='#ce6dbd' args='--proxy sockmap' proxy=1
-variant user-proxy-skmsg   server=user order=84 colour='#5254a3' args='--proxy skmsg' proxy=1
+# One stack (one_stack=1): the bypass joins sockets of one machine.
+variant user-proxy-skmsg   server=user order=84 colour='#5254a3' args='--proxy skmsg' proxy=1 one_stack=1
 # Only where compare --servers names it (extra=1): not exact (above).
 variant user-proxy-sockmap-verdict-only server=user order=85 colour='#e7969c' \
 	args='--proxy sockmap-verdict-only' proxy=1 extra=1

@@ -8,7 +8,8 @@
 # half-close and drain or in a reset mid-message.
 #
 # Its cases: user, uring, ebpf; user-proxy-copy, user-proxy-splice,
-# user-proxy-uring, user-proxy-sockmap (user behind the proxy's path);
+# user-proxy-uring, user-proxy-sockmap, user-proxy-skmsg (user behind the
+# proxy's path; on skmsg the clients in the bypass's cgroup);
 # kecho-unbound (kecho's default mode, in the qemu guest where modules do
 # not load here; also named kecho). Each: a fresh ./run.sh SERVER [--proxy
 # PATH], then RUNS runs, each of which must end with exit 0 (not one wrong
@@ -81,7 +82,7 @@ still_running() {
 one_run() {
 	local label=$1 i=$2 out rc gone seed=()
 	[[ -z ${HOSTILE_SEED:-} ]] || seed=(-S $((HOSTILE_SEED + i - 1)))
-	out=$(bounded $((DURATION + 90)) "$HOSTILE" -n "$CONNS" -s "$DURATION" "${seed[@]}" \
+	out=$(bounded $((DURATION + 90)) "${CLIENT[@]}" "$HOSTILE" -n "$CONNS" -s "$DURATION" "${seed[@]}" \
 		127.0.0.1 "$PORT" 2>&1)
 	rc=$?
 	[[ -z $KEEP ]] || printf '%s\n' "$out" >"$KEEP/$label-$i.txt"
@@ -100,6 +101,10 @@ hostile() {
 	shift 2
 	declare -A sums=()
 	base=$(leftovers_or_why) || { ok 1 "leftovers before the start (a tool failed)"; diag "$base"; return; }
+	# The proxy's skmsg path: the clients in the bypass's cgroup, so that
+	# both legs take it (tests/proxy.t does the same).
+	CLIENT=()
+	[[ " $* " != *" --proxy skmsg "* ]] || CLIENT=("$RUN" client)
 	"$RUN" "$server" "$@" >/dev/null
 	ok $? "run.sh $server $*"
 	for ((i = 1; i <= RUNS; i++)); do

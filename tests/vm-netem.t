@@ -72,9 +72,12 @@ same_path_labels="user-w2 kecho-bound"
 variant_labels=$(variants | cut -d' ' -f1 | grep -vxF -e "${same_path_labels// /$'\n'}" | tr '\n' ' ')
 same_path_labels=$(variants | cut -d' ' -f1 | grep -xF -e "${same_path_labels// /$'\n'}" | tr '\n' ' ')
 # The proxy's paths, user behind each: its own, not the deployed relays
-# (HAProxy and nginx are not in the guest).
+# (HAProxy and nginx are not in the guest), nor skmsg, whose bypass joins
+# sockets of one stack and so goes around the veth that netem shapes.
 # shellcheck disable=SC2119 # no --deployed: the suite's own paths
-proxy_labels=$(proxy_variants | awk '$1 ~ /^user-proxy-/ { print $1 }' | tr '\n' ' ')
+proxy_labels=$(proxy_variants | while read -r label _; do
+	[[ $label != user-proxy-* || $(variant_get "$label" one_stack) == 1 ]] || echo "$label"
+done | tr '\n' ' ')
 
 # netem_compare DIR SPEC BENCH-ARGS...: compare --vm --netem SPEC into DIR
 # (a fresh one: guest_run may run it twice).
