@@ -283,6 +283,8 @@ main() {
 	client)
 		(($#)) || usage_error "client: name a command, e.g. sudo ./run.sh client ./bench/bench -t 1000"
 		[[ -z $(state fronts) ]] || need_root client
+		# run.sh becomes the client: its pid, its signals, its status.
+		FRONT_IN_PLACE=1
 		front_enter "$@"
 		;;
 	bench)

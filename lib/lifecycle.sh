@@ -197,9 +197,16 @@ _front_enter() {
 	fi
 }
 
-# exec_or_run CMD...: CMD, in this process when it is a subshell of its own.
+# in_place: this process is to become the command it enters the fronts
+# with (FRONT_IN_PLACE=1: run.sh client, so that the client's pid is the
+# caller's, and a signal to it reaches the client), or a subshell of its
+# own, which may too.
+FRONT_IN_PLACE=
+in_place() { [[ $BASHPID != "$$" || -n $FRONT_IN_PLACE ]]; }
+
+# exec_or_run CMD...: CMD, in this process when in_place.
 exec_or_run() {
-	if [[ $BASHPID != "$$" ]]; then exec "$@"; fi
+	if in_place; then exec "$@"; fi
 	"$@"
 }
 

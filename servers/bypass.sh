@@ -101,11 +101,11 @@ bypass_status() {
 }
 
 # CMD...: CMD in the bypass's cgroup, when it has one; in a subshell of
-# its own unless this already is one (so that a CMD started with & is the
-# process that joined).
+# its own unless this already is one, or is to become CMD (in_place: so
+# that a CMD started with & is the process that joined).
 bypass_enter() {
 	local cg
-	if [[ $BASHPID == "$$" ]]; then
+	if ! in_place; then
 		(bypass_enter "$@")
 		return
 	fi

@@ -46,13 +46,17 @@
 #                and each proxied raw file say where proxy and backend ran
 #                (the backend in bench's namespace); nothing left; --proxy
 #                with --bypass, or a path that is none, exit 2
+#   proxy-skmsg  --proxy copy,skmsg: on loopback (skmsg implies it), the
+#                skmsg runs record the bypass's counters (bytes moved
+#                around TCP/IP), nothing left (no sockredir, no cgroup);
+#                with --netem, or user-proxy-skmsg in two machines, exit 2
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/compare-lib.sh
 source "$(dirname "$0")/compare-lib.sh"
 ALL_TESTS="native sweep loopback names stream placement verdict equal sizes precision bypass
-	proxy"
+	proxy proxy-skmsg"
 select_cases "$@"
 root_or_bail_out
 
@@ -410,6 +414,27 @@ test_proxy() {
 	out=$("$RUN" compare --proxy bogus 2>&1)
 	is $? 2 "--proxy bogus exits 2"
 	like "$out" "'bogus' is no path" "... and names it"
+}
+
+test_proxy_skmsg() {
+	local out moved
+	out=$("$RUN" compare --proxy copy,skmsg -t 20 -r 2 -m 5 --repeat 1 --out "$TMP/skmsg" 2>&1)
+	ok $? "exit 0"
+	grep -q '^placement=loopback' "$TMP/skmsg/meta.txt"
+	ok $? "skmsg implies the loopback placement (meta.txt)"
+	is "$(summary_rows "$TMP/skmsg/summary.md" | tr '\n' ,)" "user 200 0,user-proxy-copy 200 0,user-proxy-skmsg 200 0," \
+		"rows user, user-proxy-copy and user-proxy-skmsg, 200 samples each, 0 failed"
+	moved=$(sed -n 's/^# bypass_bytes_redirected=//p' "$TMP/skmsg/user-proxy-skmsg-1.tsv")
+	((${moved:-0} > 0)) && ! grep -q '^# bypass_' "$TMP/skmsg/user-proxy-copy-1.tsv"
+	ok $? "the skmsg run records what the bypass moved (${moved:-no} bytes), copy's nothing"
+	[[ ! -e $STATE_DIR ]]
+	ok $? "no server state left"
+	absent "no sockredir left" . processes 'sockredir --port'
+	absent "no bypass cgroup left" . bypass_cgroups
+	out=$("$RUN" compare --proxy skmsg --netem 'loss 1%' 2>&1)
+	is $? 2 "--proxy skmsg with --netem exits 2 (nothing to bypass over a veth)"
+	out=$("$RUN" compare --servers user-proxy-skmsg 2>&1)
+	is $? 2 "user-proxy-skmsg in the two-machine placement exits 2"
 }
 
 run_tests

@@ -71,6 +71,8 @@
 #include <unistd.h>
 
 #define TIMEOUT_S 10
+#define RECV_TIMEOUT_S TIMEOUT_S
+#include "recvwait.h"
 
 static int fail(const char *what)
 {
@@ -208,7 +210,7 @@ static int halfclose(int port, size_t bytes)
 		return fail("send");
 	if (shutdown(fd, SHUT_WR))
 		return fail("shutdown");
-	while ((n = recv(fd, r + got, bytes + 1 - got, 0)) > 0)
+	while ((n = recv_waiting(fd, r + got, bytes + 1 - got, 0)) > 0)
 		got += (size_t)n;
 	if (n < 0)
 		return fail("recv (no EOF after the echo)");
@@ -901,6 +903,7 @@ static int nodelay_of(int pid, int fd)
 
 int main(int argc, char **argv)
 {
+	atexit(recv_waiting_note);
 	if (argc == 4 && !strcmp(argv[1], "mute"))
 		return mute(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "reset"))

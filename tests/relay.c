@@ -52,10 +52,11 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 #define TIMEOUT_S 10
+#define RECV_TIMEOUT_S TIMEOUT_S
+#include "recvwait.h"
 
 static unsigned char *pat[2];	/* what the client sends, the backend sends */
 static size_t bytes;
@@ -197,7 +198,7 @@ static int one_way(int src, int dst, int from)
 
 	if (!got || pthread_create(&s.tid, NULL, send_all, &s))
 		return fail("thread");
-	while ((r = recv(dst, got + n, bytes + 1 - n, 0)) > 0)
+	while ((r = recv_waiting(dst, got + n, bytes + 1 - n, 0)) > 0)
 		n += (size_t)r;
 	pthread_join(s.tid, NULL);
 	if (s.err) {
@@ -246,56 +247,19 @@ static int fin(int port, int lfd, int first)
 	return 0;
 }
 
-/*
- * A blocking recv() that said EAGAIN before its TIMEOUT_S were up. The
- * kernel's tcp_bpf_recvmsg() (a socket the sk_msg bypass joined: the
- * proxy's skmsg path) does so when a reset wakes it with nothing queued:
- * after its wait it checks neither sk_err nor the socket's state (Linux
- * 6.18; 7.2's net/ipv4/tcp_bpf.c the same). The next recv() sees the
- * reset. main() says how many there were.
- */
-static int early_eagain;
-
-static void say_early_eagain(void)
-{
-	fflush(stdout);		/* its line first */
-	if (early_eagain)
-		fprintf(stderr, "note: recv() said EAGAIN %d time(s) before its %d s "
-			"were up, and was called again (tcp_bpf_recvmsg: relay.c)\n",
-			early_eagain, TIMEOUT_S);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* How a read on FD ends within TIMEOUT_S: 0 EOF, an errno, or ETIMEDOUT
- * (EAGAIN after TIMEOUT_S) when nothing came. Bytes are read and counted
- * on the way; an early EAGAIN (above) is counted and read again. */
+ * (EAGAIN) when nothing came. Bytes are read and counted on the way. */
 static int ending(int fd, size_t *read_bytes)
 {
 	unsigned char buf[65536];
-	double since = now_s();
 	ssize_t r;
 
 	*read_bytes = 0;
-	for (;;) {
-		while ((r = recv(fd, buf, sizeof(buf), 0)) > 0) {
-			*read_bytes += (size_t)r;
-			since = now_s();
-		}
-		if (r == 0)
-			return 0;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return errno;
-		if (now_s() - since >= TIMEOUT_S - 0.5)
-			return ETIMEDOUT;
-		early_eagain++;
-	}
+	while ((r = recv_waiting(fd, buf, sizeof(buf), 0)) > 0)
+		*read_bytes += (size_t)r;
+	if (r == 0)
+		return 0;
+	return errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT : errno;
 }
 
 static int rst(int port, int lfd, int from)
@@ -310,7 +274,7 @@ static int rst(int port, int lfd, int from)
 	if (send(fds[from], pat[from], bytes, MSG_NOSIGNAL | MSG_DONTWAIT) <= 0)
 		return fail("send");
 	/* Some has gone through: the reset comes mid-stream. */
-	if (recv(fds[!from], buf, 1, 0) != 1)
+	if (recv_waiting(fds[!from], buf, 1, 0) != 1)
 		return fail("recv before the reset");
 	setsockopt(fds[from], SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	close(fds[from]);
@@ -415,11 +379,11 @@ static int early(int port, int backend, bool with_fin)
 		size_t n = 0;
 		ssize_t r = 1;
 
-		while (got && n < bytes && (r = recv(fds[1], got + n, bytes + 1 - n, 0)) > 0)
+		while (got && n < bytes && (r = recv_waiting(fds[1], got + n, bytes + 1 - n, 0)) > 0)
 			n += (size_t)r;
 		if (got && n == bytes && !with_fin && shutdown(fds[0], SHUT_WR))
 			return fail("shutdown");
-		while (got && r > 0 && (r = recv(fds[1], got + n, bytes + 1 - n, 0)) > 0)
+		while (got && r > 0 && (r = recv_waiting(fds[1], got + n, bytes + 1 - n, 0)) > 0)
 			n += (size_t)r;
 		if (!got || r || n != bytes || memcmp(got, pat[0], bytes)) {
 			fprintf(stderr, "relay: early: the backend got %zu of %zu bytes%s\n",
@@ -453,7 +417,7 @@ int main(int argc, char **argv)
 		goto usage;
 	signal(SIGALRM, on_alarm);
 	alarm(3 * TIMEOUT_S);
-	atexit(say_early_eagain);
+	atexit(recv_waiting_note);
 	if (!strcmp(c, "down"))
 		return down(port);
 	patterns();
