@@ -134,6 +134,7 @@ proxy_start() {
 
 proxy_started() {
 	say "proxy: clients reach $(state server) through the proxy ($(state proxy.arg)) on port $1; the server itself listens on $(state backend_addr) port $(state backend_port)"
+	[[ $(state proxy.arg) != skmsg ]] || bypass_started "$1"
 }
 
 # Stops the proxy and checks that nothing of it stays: no process, no
