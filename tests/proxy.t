@@ -115,7 +115,7 @@ relay_case() {
 	fi
 	ok "$rc" "$label/relay: $*: $(head -n1 <<<"$out")"
 	((rc == 0)) || diag "$out"
-	# The kernel's early EAGAIN on the skmsg path (tests/relay.c).
+	# The kernel's early EAGAIN on the skmsg path (tests/recvwait.h).
 	((rc != 0)) || ! grep -q '^note: ' <<<"$out" || diag "$label/relay: $*: $(grep '^note: ' <<<"$out")"
 }
 
