@@ -266,10 +266,9 @@ start_bypass() {
 	local log=$1
 	setsid "$SOCKREDIR" --port "$PORT" </dev/null >"$log" 2>&1 &
 	BYPASS_PID=$!
-	wait_until "$ATTACH_S" eval "grep -q '^bypass on port' '$log' || ! kill -0 $BYPASS_PID 2>/dev/null" || true
-	grep -q '^bypass on port' "$log" ||
+	wait_until "$ATTACH_S" eval "sockredir_cgroup '$log' >/dev/null || ! kill -0 $BYPASS_PID 2>/dev/null" || true
+	BYPASS_CG=$(sockredir_cgroup "$log") ||
 		die "sockredir did not attach: $(tail -n 5 "$log")"
-	BYPASS_CG=$(sed -n 's/^bypass on port [0-9]* for cgroup //p' "$log")
 	[[ -d $BYPASS_CG ]] || die "sockredir's cgroup '$BYPASS_CG' is not there"
 }
 

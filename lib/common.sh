@@ -305,6 +305,15 @@ bpf_maps() {
 		END { flush() }'
 }
 
+# sockredir_cgroup LOG: the cgroup sockredir's output LOG says it attached
+# to ('bypass on port PORT[,PORT...] for cgroup DIR'); nothing, and
+# status 1, until it says so.
+sockredir_cgroup() {
+	local cg
+	cg=$(sed -n 's/^bypass on port [0-9,]* for cgroup //p' "$1" 2>/dev/null)
+	[[ -n $cg ]] && echo "$cg"
+}
+
 # bpf_counters PID MAP...: 'name=value ...' of the counters in those maps of
 # process PID, read from the kernel with bpftool (their BTF names the
 # fields); per-CPU values are summed. Nothing, and status 0, when the

@@ -24,13 +24,13 @@ BYPASS_ATTACH_S=20
 
 # _bypass_attached LOG PID BIN: sockredir said it is attached, or is gone
 # (for wait_until: either ends the wait).
-_bypass_attached() { grep -q '^bypass on port' "$1" || ! alive "$2" "$3"; }
+_bypass_attached() { sockredir_cgroup "$1" >/dev/null || ! alive "$2" "$3"; }
 
 # PORT [PORT...]: sockredir, detached, for the ports (the proxy's skmsg
 # path: its own and its backend's); returns once its programs are
 # attached, its cgroup in the state as 'bypass'.
 bypass_start() {
-	local bin pid log=$STATE_DIR/bypass.log why port ports=()
+	local bin pid log=$STATE_DIR/bypass.log why port ports=() cg
 	for port; do ports+=(--port "$port"); done
 	bin=$(server_binary bypass)
 	setsid "$bin" "${ports[@]}" </dev/null >"$log" 2>&1 &
@@ -39,8 +39,8 @@ bypass_start() {
 	# Until the shell has become sockredir: alive() names the binary.
 	wait_exec "$pid" "$bin"
 	wait_until "$BYPASS_ATTACH_S" _bypass_attached "$log" "$pid" "$bin"
-	if grep -q '^bypass on port' "$log"; then
-		state_set bypass "$(sed -n 's/^bypass on port [0-9,]* for cgroup //p' "$log")"
+	if cg=$(sockredir_cgroup "$log"); then
+		state_set bypass "$cg"
 		say "bypass: sockredir (pid $pid) attached to cgroup $(state bypass)"
 		return 0
 	fi

@@ -101,10 +101,7 @@ hostile() {
 	shift 2
 	declare -A sums=()
 	base=$(leftovers_or_why) || { ok 1 "leftovers before the start (a tool failed)"; diag "$base"; return; }
-	# The proxy's skmsg path: the clients in the bypass's cgroup, so that
-	# both legs take it (tests/proxy.t does the same).
-	CLIENT=()
-	[[ " $* " != *" --proxy skmsg "* ]] || CLIENT=("$RUN" client)
+	clients_for "$@"
 	"$RUN" "$server" "$@" >/dev/null
 	ok $? "run.sh $server $*"
 	for ((i = 1; i <= RUNS; i++)); do

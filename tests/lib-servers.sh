@@ -46,6 +46,14 @@ busy_port_refused() {
 	PIDS=()
 }
 
+# clients_for START-OPTIONS...: CLIENT for a server started with them:
+# run.sh client where the clients must join a front to take it (the
+# proxy's skmsg path: the bypass's cgroup, for both legs), else nothing.
+clients_for() {
+	CLIENT=()
+	[[ " $* " != *" --proxy skmsg "* ]] || CLIENT=("$RUN" client)
+}
+
 # bench_ok NAME ARGS...: bench against $PORT (inside CLIENT), no sample
 # may fail.
 bench_ok() {

@@ -135,9 +135,8 @@ own_bypass() {
 	local cg
 	"$SOCKREDIR" -p "$PORT" -p "$SPARE_PORT" >"$1" 2>&1 &
 	OWN_BYPASS=$!
-	wait_until 20 grep -q '^bypass on port' "$1"
-	cg=$(sed -n 's/^bypass on port [0-9,]* for cgroup //p' "$1")
-	[[ -n $cg ]] || return 1
+	wait_until 20 sockredir_cgroup "$1" >/dev/null
+	cg=$(sockredir_cgroup "$1") || return 1
 	# shellcheck disable=SC2016 # the inner shell's $$, $1 and $@
 	INTO_BYPASS=(bash -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' into-bypass "$cg")
 }
@@ -277,8 +276,7 @@ proxy_contract() {
 	local label=$1 server=$2 path=$4 base out items sent bound i before early
 	local start=("$server" "$3" "$path")
 	base=$(leftovers_or_why) || { ok 1 "$label: leftovers before the start (a tool failed)"; diag "$base"; return; }
-	CLIENT=()
-	[[ $path != skmsg ]] || CLIENT=("$RUN" client)
+	clients_for "${start[@]}"
 
 	"$RUN" "${start[@]}" >/dev/null
 	ok $? "$label: run.sh ${start[*]}"
@@ -344,13 +342,12 @@ proxy_contract() {
 # each way (the rest went through TCP: an end that sent before its peer
 # was in the map stays there, sockredir.bpf.c).
 BYPASS_SHARE=90
-count() { local v; v=$(field "$1" "$2"); echo "${v:-0}"; }
 bypass_carried() {
 	local name=$1 before=$2 after moved passed
 	after=$(bpf_counters "$(state bypass.pid)" redir_counters)
-	moved=$(($(count "$after" bytes_redirected) - $(count "$before" bytes_redirected)))
-	passed=$(($(count "$after" bytes_passed) - $(count "$before" bytes_passed)))
-	((moved > 0 && moved * 100 >= (moved + passed) * BYPASS_SHARE))
+	moved=$(grew "$before" "$after" bytes_redirected) &&
+		passed=$(grew "$before" "$after" bytes_passed) &&
+		((moved > 0 && moved * 100 >= (moved + passed) * BYPASS_SHARE))
 	ok $? "$name: the bypass moved $moved bytes around TCP/IP, $passed through it (at least $BYPASS_SHARE% around)"
 }
 
