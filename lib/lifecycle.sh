@@ -70,10 +70,12 @@ port_owner() {
 }
 
 # ensure_built NAME: builds server or front NAME and bench when either is
-# missing, installing packages first when a tool the build needs is.
+# missing, installing packages first when a tool the build needs is. One
+# without dir= (a peer, run.sh command's) is not built here.
 ensure_built() {
 	local name=$1 tool dir
-	if [[ -e $(server_binary "$name") && -x $BENCH ]]; then
+	dir=$(server_get "$name" dir)
+	if [[ (-e $(server_binary "$name") || -z $dir) && -x $BENCH ]]; then
 		return 0
 	fi
 	for tool in make $(server_get "$name" tools); do
@@ -83,7 +85,6 @@ ensure_built() {
 			break
 		fi
 	done
-	dir=$(server_get "$name" dir)
 	say "building ${dir:+$name and }bench"
 	make -C "$ECHOLAB_ROOT" --no-print-directory bench >/dev/null ||
 		die "building bench failed: run 'make bench' to see why"
@@ -332,6 +333,7 @@ server_start() {
 	if [[ -n $relay && -n $(_lc_netns='' port_listening "$port") ]]; then
 		die "port $port is busy ($(_lc_netns='' port_owner "$port")): stop that program or pick another port with --port N"
 	fi
+	[[ -z $(server_get "$server" peer) ]] || wait_port_unheld "$sport"
 	_start_record "$@"
 	_start_launch "$@"
 	_start_wait_ready
@@ -388,6 +390,25 @@ _start_option() {
 		fronts+=("$f")
 		;;
 	esac
+}
+
+# How long a socket that closed first holds its port: FIN_WAIT2 until the
+# peer closes (orphaned, net.ipv4.tcp_fin_timeout: 60 s by default), then
+# TIME_WAIT's 60 s.
+PORT_LINGER_S=125
+
+# _port_unheld PORT: no socket, in any state, has PORT as its own.
+_port_unheld() { [[ -z $(in_netns ss -Htan "sport = :$1" 2>/dev/null) ]]; }
+
+# wait_port_unheld PORT: until no closing socket holds PORT (saying so),
+# for a server that is not ours (a peer, run.sh command's): it may bind
+# without SO_REUSEADDR, as sockperf's does, and then fails (EADDRINUSE)
+# while one does. Ours set it and need not wait.
+wait_port_unheld() {
+	_port_unheld "$1" && return 0
+	say "sockets that closed still hold port $1; waiting for them to go (up to ${PORT_LINGER_S}s): a server that binds without SO_REUSEADDR cannot take it before"
+	wait_until "$PORT_LINGER_S" _port_unheld "$1" ||
+		say "warning: port $1 still held after ${PORT_LINGER_S}s; starting anyway"
 }
 
 # _start_where: the fronts that go together, and where the server itself
