@@ -194,14 +194,16 @@ static void print_counters(struct sockredir_bpf *skel)
 	/* One line, key=value, for people: scripts read the map (bpftool). */
 	fprintf(stderr, "counters socks_added=%llu add_failures=%llu "
 		"msgs_redirected=%llu bytes_redirected=%llu "
-		"msgs_passed=%llu bytes_passed=%llu peer_full=%llu\n",
+		"msgs_passed=%llu bytes_passed=%llu peer_full=%llu "
+		"sent_unseen=%llu\n",
 		(unsigned long long)sum.socks_added,
 		(unsigned long long)sum.add_failures,
 		(unsigned long long)sum.msgs_redirected,
 		(unsigned long long)sum.bytes_redirected,
 		(unsigned long long)sum.msgs_passed,
 		(unsigned long long)sum.bytes_passed,
-		(unsigned long long)sum.peer_full);
+		(unsigned long long)sum.peer_full,
+		(unsigned long long)sum.sent_unseen);
 }
 
 /* Blocks until SIGINT, SIGTERM or SIGHUP; SIGUSR1 prints the counters. */

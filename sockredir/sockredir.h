@@ -24,6 +24,8 @@ struct redir_counters {
 	__u64 msgs_passed;	/* no peer in the map: through TCP/IP */
 	__u64 bytes_passed;
 	__u64 peer_full;	/* the peer had --flow-limit unread: end to TCP */
+	__u64 sent_unseen;	/* a send the program missed went through TCP:
+				 * end to TCP (redir_join_seq) */
 };
 
 /*

@@ -26,6 +26,9 @@
 #   flow-control        a peer that never reads: TCP and the bypass stop
 #                       the sender, --flow-limit 0 does not (64 MiB) and
 #                       says so; TCP memory comes back
+#   early-send          a blocking send() that began before the handshake
+#                       ended (tests/earlysend.c) and the message after
+#                       it: read in order, sockredir's sent_unseen counts it
 #   stop                run.sh stop leaves no process, program,
 #                       attachment, cgroup or listener
 #   kill-9              sockredir killed under load: the clients go on
@@ -52,7 +55,7 @@ source "$(dirname "$0")/lib.sh"
 ALL_TESTS="usage not-root start 1-byte 64KiB 1MiB half-close reset
 	sendfile-1 splicesend-1 sendfile-65536 splicesend-65536
 	sendfile-1048576 splicesend-1048576 splice-receive t1000-r3
-	outside-client other-port flow-control stop kill-9 bench
+	outside-client other-port flow-control early-send stop kill-9 bench
 	cannot-attach foreign busy-port sockperf sockperf-judged"
 select_cases "$@"
 root_or_bail_out
@@ -331,6 +334,37 @@ test_flow_control() {
 	diag "flow-control: TCP memory $mem0 -> $(tcp_mem) pages"
 	[[ ! -d $SPARE_CG ]]
 	ok $? "cgroup $SPARE_CG removed"
+}
+
+# ---- a send that began before the handshake ended -------------------------
+
+# A blocking send() that sleeps until the handshake ends goes on through
+# TCP, unseen by the sk_msg program (tests/earlysend.c says how it is
+# made: the accept queue full, the SYN sent again a second later). The
+# end must stay on TCP, or its next message overtakes those bytes: the
+# server read "second-8first-8-" before sockredir's rule for it
+# (redir_join_seq). Its counters show the case was made: sent_unseen.
+test_early_send() {
+	local spare_redir log out rc unseen redirected
+	log=$(mktemp)
+	"$SOCKREDIR" -p "$SPARE_PORT" >/dev/null 2>"$log" &
+	spare_redir=$!
+	wait_until 5 test -d "$SPARE_CG"
+	out=$(bounded 30 "${in_cg[@]}" "$ECHOLAB_ROOT/tests/build/earlysend" "$SPARE_PORT" 2>&1)
+	rc=$?
+	diag "$out"
+	is "$rc" 0 "early-send: the server read, and the client got back, both messages in order"
+	stop_bounded "$spare_redir"
+	ok $? "early-send: sockredir on port $SPARE_PORT stops cleanly"
+	out=$(sed -n 's/^counters //p' "$log" | tail -n 1)
+	diag "early-send: $out"
+	unseen=$(field "$out" sent_unseen)
+	redirected=$(field "$out" msgs_redirected)
+	((${unseen:-0} >= 1 && ${redirected:-0} >= 1))
+	ok $? "early-send: the send it missed was seen (sent_unseen), the echo still bypassed"
+	rm -f "$log"
+	[[ ! -d $SPARE_CG ]]
+	ok $? "early-send: cgroup $SPARE_CG removed"
 }
 
 # ---- stop, kill -9 ------------------------------------------------------------

@@ -7,7 +7,8 @@
 # pauses so that flow control trips, every connection ending in a
 # half-close and drain or in a reset mid-message.
 #
-# Its cases: user, uring, ebpf; user-proxy-copy, user-proxy-splice,
+# Its cases: user, uring, ebpf; user-bypass (the clients in the bypass's
+# cgroup); user-proxy-copy, user-proxy-splice,
 # user-proxy-uring, user-proxy-sockmap, user-proxy-skmsg (user behind the
 # proxy's path; on skmsg the clients in the bypass's cgroup);
 # kecho-unbound (kecho's default mode, in the qemu guest where modules do
@@ -35,13 +36,14 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
 # hostile_variants: the native servers' plain variants, kecho's default
-# mode, and the proxy's own paths with user behind each (not the extra
+# mode, user behind the sk_msg bypass (its clients in the bypass's
+# cgroup), and the proxy's own paths with user behind each (not the extra
 # sockmap-verdict-only, which is not exact by design, nor HAProxy and
 # nginx: what people deploy is held to the proxy's contract, tests/proxy.t,
 # and not to the suite's own soak).
 hostile_variants() {
 	local label rest
-	variants | awk '$1 == $2 || $1 == "kecho-unbound"'
+	all_variants | awk '$1 == $2 || $1 == "kecho-unbound" || $1 == "user-bypass"'
 	while read -r label rest; do
 		[[ -n ${_variant[$label.extra]:-}${_variant[$label.deployed]:-} ]] || echo "$label $rest"
 	done < <(relayed_variants)

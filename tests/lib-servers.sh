@@ -48,10 +48,11 @@ busy_port_refused() {
 
 # clients_for START-OPTIONS...: CLIENT for a server started with them:
 # run.sh client where the clients must join a front to take it (the
-# proxy's skmsg path: the bypass's cgroup, for both legs), else nothing.
+# bypass's cgroup: --bypass, and the proxy's skmsg path for both legs),
+# else nothing.
 clients_for() {
 	CLIENT=()
-	[[ " $* " != *" --proxy skmsg "* ]] || CLIENT=("$RUN" client)
+	[[ " $* " != *" --proxy skmsg "* && " $* " != *" --bypass "* ]] || CLIENT=("$RUN" client)
 }
 
 # bench_ok NAME ARGS...: bench against $PORT (inside CLIENT), no sample
