@@ -18,10 +18,12 @@
 /* Per CPU; the loader sums them. */
 struct redir_counters {
 	__u64 socks_added;	/* ends put into the SOCKHASH */
-	__u64 add_failures;	/* the map refused one (full?) */
+	__u64 add_failures;	/* the map refused one (full?), or its
+				 * join mark (redir_join_seq) failed */
 	__u64 msgs_redirected;	/* sendmsg calls handed to the peer */
 	__u64 bytes_redirected;
-	__u64 msgs_passed;	/* no peer in the map: through TCP/IP */
+	__u64 msgs_passed;	/* through TCP/IP: no peer in the map, or
+				 * the end is on TCP for good */
 	__u64 bytes_passed;
 	__u64 peer_full;	/* the peer had --flow-limit unread: end to TCP */
 	__u64 sent_unseen;	/* a send the program missed went through TCP:
