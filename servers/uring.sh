@@ -6,7 +6,7 @@
 # once the kernel has what it needs.
 
 server uring dir=uring-echo binary=uring-echo/uring-echo-server tools=cc needs=io-uring \
-	bad_args='--workers 0;--buffers 1000;--addr 1.2.3;--busy-poll 0;--disable nothing;--min-wait 0;--min-batch 1 --min-wait 50;--min-batch 8;--bogus;stray' \
+	bad_args='--workers 0;--buffers 1000;--buffers 16 --conn-buffers 16;--addr 1.2.3;--busy-poll 0;--disable nothing;--min-wait 0;--min-batch 1 --min-wait 50;--min-batch 8;--bogus;stray' \
 	trace='__do_sys_io_uring_enter io_submit_sqes io_recv io_send io_accept io_issue_sqe tcp_recvmsg tcp_sendmsg'
 
 variant uring order=25 colour='#8c564b'

@@ -285,8 +285,9 @@ test_features_min_wait() { features min-wait; }
 test_features_all() { features all; }
 
 # l2_buffers: the 64 KiB buffers CPU 0's L2 holds, as the server counts
-# them (a power of two, 16 to 256): its size from sysfs, else from the C
-# library, else 1 MiB, as the server reads it.
+# them (a power of two, 32 to 256: at least twice --conn-buffers' 16):
+# its size from sysfs, else from the C library, else 1 MiB, as the
+# server reads it.
 l2_buffers() {
 	local d size='' n=256
 	for d in /sys/devices/system/cpu/cpu0/cache/index*; do
@@ -300,7 +301,7 @@ l2_buffers() {
 	done
 	[[ -n $size ]] || size=$(getconf LEVEL2_CACHE_SIZE 2>/dev/null)
 	((${size:-0} > 0)) || size=1048576
-	while ((n > 16 && n * 65536 > size)); do n=$((n / 2)); done
+	while ((n > 32 && n * 65536 > size)); do n=$((n / 2)); done
 	echo "$n"
 }
 

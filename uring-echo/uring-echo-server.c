@@ -231,11 +231,13 @@ static void usage(FILE *f)
 "                        a CPU spinning while there is work instead\n"
 "      --buffers N       provided buffers per ring, a power of two\n"
 "                        (default: as many as fit in one core's L2 cache,\n"
-"                        %u to %u; 32 of 64 KiB in a 2 MiB L2)\n"
+"                        %u to %u, and at least twice --conn-buffers; 32 of\n"
+"                        64 KiB in a 2 MiB L2)\n"
 "      --buffer-size N   bytes per buffer (default 65536: a 64 KiB message\n"
 "                        in one receive, not sixteen)\n"
 "      --conn-buffers N  buffers one connection may hold before its\n"
-"                        receive pauses (default 16)\n"
+"                        receive pauses (default 16; at most half of\n"
+"                        --buffers)\n"
 "      --ring-entries N  submission queue entries per ring, the completion\n"
 "                        queue 4 x as many (default 256)\n"
 "      --min-wait USEC   batched waits: once a turn reaps --min-batch\n"
@@ -349,8 +351,12 @@ static unsigned long l2_bytes(void)
  * into one 256 KiB buffer. At 16 KiB and 14,400 msg/s that made uring's
  * two copies 2.27 us an echo against user's 1.69, and 32 buffers (2 MiB,
  * this machine's L2) 1.71 (results/history.md, "Why uring's copies cost
- * more"). Never fewer than --conn-buffers, nor than 16 (a ring that runs
- * dry pauses receives until buffers return); never more than 256.
+ * more"). Never fewer than twice --conn-buffers, nor than 16: a ring no
+ * larger than one connection's share is one that a client that never
+ * reads holds whole, and every other connection's receive waits (dry)
+ * until it leaves (a 512 KiB L2 gave 8, raised to 16, --conn-buffers'
+ * default: a well-behaved client's echo took 2.9 s beside one, every
+ * time). Never more than 256.
  */
 static unsigned int default_buffers(void)
 {
@@ -361,7 +367,7 @@ static unsigned int default_buffers(void)
 		l2 = L2_UNKNOWN;
 	while (n > 1 && (unsigned long)n * opt.buffer_size > l2)
 		n /= 2;
-	while (least < opt.conn_buffers)	/* a power of two, as n is */
+	while (least < 2 * opt.conn_buffers)	/* a power of two, as n is */
 		least *= 2;
 	return n < least ? least : n;
 }
@@ -389,7 +395,7 @@ static void own_option(int c, const char *arg)
 		opt.buffer_size = parse_num("--buffer-size", arg, 64, 1 << 20);
 		break;
 	case OPT_CONN_BUFFERS:
-		opt.conn_buffers = parse_num("--conn-buffers", arg, 2, 32768);
+		opt.conn_buffers = parse_num("--conn-buffers", arg, 2, 16384);
 		break;
 	case OPT_BUSY_POLL:
 		opt.busy_poll_us = parse_num("--busy-poll", arg, 1,
@@ -433,8 +439,9 @@ static void parse_args(int argc, char **argv)
 		usage_error("--min-batch goes with --min-wait USEC (batched waits are off without it)");
 	if (!opt.min_wait_us)
 		opt.disabled |= FEAT_MIN_WAIT;	/* asked for, or not used */
-	if (opt.conn_buffers > opt.buffers)
-		usage_error("--conn-buffers %u is more than --buffers %u",
+	if (opt.conn_buffers > opt.buffers / 2)
+		usage_error("--conn-buffers %u is more than half of --buffers %u: "
+			    "one client that never reads would hold the whole ring",
 			    opt.conn_buffers, opt.buffers);
 }
 
