@@ -142,13 +142,14 @@ test_no_wrk() {
 	nothing_of_it_left
 }
 
-# judged_rps LABEL FILE: judge's median req/s of the one run FILE holds.
-# A 1 s run can lose more than judge's bound to the host's steal (3% of
-# the window is 6 ticks on two CPUs); judge then rightly leaves it out
-# (disturbed=1), which says nothing of how it reads the file. Such a run
-# is judged again from a copy without its steal figures, and the reason
-# is said, so that the check stays one of the file's format.
-judged_rps() {
+# judge_rps LABEL FILE: judge's median req/s of the one run FILE holds,
+# in JUDGED. A 1 s run can lose more than judge's bound to the host's
+# steal (3% of the window is 6 ticks on two CPUs); judge then rightly
+# leaves it out (disturbed=1), which says nothing of how it reads the
+# file. Such a run is judged again from a copy without its steal
+# figures, and the reason is said, so that the check stays one of the
+# file's format.
+judge_rps() {
 	local l=$1 f=$2 out why
 	out=$("$ECHOLAB_ROOT/analysis/judge" --baseline "$l" "$f" 2>&1)
 	why=$(sed -n 's/^disturbed .* reason=//p' <<<"$out")
@@ -157,11 +158,11 @@ judged_rps() {
 		zcat "$f" | grep -v '^# [a-z]*_steal_s=' | gzip >"$TMP/undisturbed-$l-1.tsv.gz"
 		out=$("$ECHOLAB_ROOT/analysis/judge" --baseline "$l" "$TMP/undisturbed-$l-1.tsv.gz" 2>&1)
 	fi
-	awk '/ figure=rps / { for (i = 1; i <= NF; i++) if ($i ~ /^median=/) print substr($i, 8) }' <<<"$out"
+	JUDGED=$(awk '/ figure=rps / { for (i = 1; i <= NF; i++) if ($i ~ /^median=/) print substr($i, 8) }' <<<"$out")
 }
 
 test_run() {
-	local out dir=$TMP/run f rows reqs rps judged red passed added l
+	local out dir=$TMP/run f rows reqs rps judged red passed added l JUDGED
 	out=$(bounded 120 "$SEED003" --repeat 1 --duration 1 --seed 3 --out "$dir" 2>&1)
 	ok $? "--repeat 1 --duration 1: exit 0" || diag "$(tail -n 5 <<<"$out")"
 	for l in nginx nginx-bypass; do
@@ -174,7 +175,8 @@ test_run() {
 		ok $? "$l: a row per request wrk counted"
 		diag "$l: $rows rows, wrk counted ${reqs:-none} requests, $(meta "$f" wrk_corrected_samples) made-up samples of its correction left out"
 		# judge's req/s (rows over the window) is wrk's Requests/sec.
-		judged=$(judged_rps "$l" "$f")
+		judge_rps "$l" "$f"
+		judged=$JUDGED
 		rps=$(sed -n 's/^Requests\/sec: *//p' "$dir/$l-1.wrk.txt" 2>/dev/null)
 		[[ -n $judged && -n $rps ]] && awk -v j="$judged" -v r="$rps" 'BEGIN { exit !(j > 0 && (j - r) ^ 2 < 1) }'
 		ok $? "$l: judge reads the raw file; its req/s is wrk's"
