@@ -139,6 +139,17 @@ static int tcp_state(int fd)
 	return ti.tcpi_state;
 }
 
+/* Connections in a listener's accept queue. */
+static unsigned int queued(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+		die("TCP_INFO");
+	return ti.tcpi_unacked;
+}
+
 /* The client's end, connecting without blocking, its SYN dropped. */
 static int connect_held_back(void)
 {
@@ -155,7 +166,12 @@ static int connect_held_back(void)
 	filler = socket(AF_INET, SOCK_STREAM, 0);
 	if (filler < 0 || connect(filler, (struct sockaddr *)&addr, sizeof(addr)))
 		die("connect (the connection that fills the queue)");
-	sleep_ms(50);
+	/* Its handshake's last ACK may still be on its way: wait (2 s at
+	 * most) until it is in the queue, which a listener's TCP_INFO gives
+	 * as tcpi_unacked.
+	 */
+	for (int i = 0; i < 200 && queued(listener) < 1; i++)
+		sleep_ms(10);
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		die("socket");
