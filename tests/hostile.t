@@ -120,6 +120,13 @@ hostile() {
 		sum+=" $key=${sums[$key]:-0}"
 	done
 	echo "# hostile: $label runs=$((i > RUNS ? RUNS : i)) of $RUNS seconds=$DURATION conns=$CONNS$sum"
+	# Where the clients join a front (the bypass), it carried the
+	# streams: else the case held TCP to the contract, not the bypass.
+	if ((${#CLIENT[@]})); then
+		n=$(field "$("$RUN" status 2>/dev/null | grep -m1 ' counters ')" msgs_redirected)
+		((${n:-0} > 0))
+		ok $? "the bypass carried the streams (msgs_redirected=${n:-none})"
+	fi
 	"$RUN" stop >/dev/null
 	ok $? "run.sh stop"
 	nothing_left_since "stop" "$base"
