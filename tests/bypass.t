@@ -68,8 +68,6 @@ fact no-cgroup2 >/dev/null && skip_all no-cgroup2
 cgroup2=$(cgroup2_mount)
 CG=$cgroup2/echolab-bypass-$PORT
 
-# sockredir's counters, as run.sh status reads them from its BPF map.
-counters_line() { "$RUN" status | sed -n 's/^ *counters \(socks_added=\)/\1/p'; }
 
 # bypass_running: the user server behind the bypass on $PORT, started by
 # run.sh if it is not running. On CPUs of their own (run.sh's default)

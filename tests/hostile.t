@@ -123,7 +123,7 @@ hostile() {
 	# Where the clients join a front (the bypass), it carried the
 	# streams: else the case held TCP to the contract, not the bypass.
 	if ((${#CLIENT[@]})); then
-		n=$(field "$("$RUN" status 2>/dev/null | grep -m1 ' counters ')" msgs_redirected)
+		n=$(field "$(counters_line 2>/dev/null)" msgs_redirected)
 		((${n:-0} > 0))
 		ok $? "the bypass carried the streams (msgs_redirected=${n:-none})"
 	fi

@@ -55,6 +55,10 @@ clients_for() {
 	[[ " $* " != *" --proxy skmsg "* && " $* " != *" --bypass "* ]] || CLIENT=("$RUN" client)
 }
 
+# counters_line: the running bypass's (sockredir's) counters, as run.sh
+# status reads them from its BPF map.
+counters_line() { "$RUN" status | sed -n 's/^ *counters \(socks_added=\)/\1/p'; }
+
 # bench_ok NAME ARGS...: bench against $PORT (inside CLIENT), no sample
 # may fail.
 bench_ok() {
