@@ -56,6 +56,8 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=lib/common.sh
 source "$root/lib/common.sh"
+# shellcheck source=cmd/seed003-wrk.sh
+source "$root/cmd/seed003-wrk.sh"
 prog_name seed003.sh "cmd/seed003.sh --help"
 
 SOCKREDIR=$root/sockredir/sockredir
@@ -195,9 +197,15 @@ nginx_conf() {
 			echo "    ${t}_temp_path $dir/$t;"
 		done
 		if [[ $name == lb ]]; then
+			# max_fails=0: no passive health check. Its default (1 failure
+			# in 10 s takes a server out for 10 s) turns one connection a
+			# web server's network loses into 10 s of 502s once it has hit
+			# both: the run then measures nginx's outage, not the hops.
+			# The request is still tried at the other server; the error
+			# is logged, and counted in the run's raw file.
 			echo "    upstream webservers {"
-			echo "        server ${ADDR[web1]}:$PORT;"
-			echo "        server ${ADDR[web2]}:$PORT;"
+			echo "        server ${ADDR[web1]}:$PORT max_fails=0;"
+			echo "        server ${ADDR[web2]}:$PORT max_fails=0;"
 			echo "    }"
 			echo "    server {"
 			echo "        listen ${ADDR[lb]}:$PORT;"
@@ -244,6 +252,27 @@ balanced() {
 		[[ $r != *"Hostname: http2"* ]] || seen+=2
 	done
 	[[ $seen == *1* && $seen == *2* ]]
+}
+
+# keep_error_logs LOG: each nginx's error log of the run onto LOG, and
+# emptied for the next (nginx appends). Its messages, told apart from the
+# times, pids and connection numbers, counted: a run whose balancer lost
+# its web servers says why in a few lines, not one per request.
+# LB_ERRORS: the balancer's messages of level error or worse (an upstream
+# connection that failed is one).
+keep_error_logs() {
+	local log=$1 p f
+	LB_ERRORS=0
+	for p in lb web1 web2; do
+		f=$TMP/$p/error.log
+		[[ -f $f ]] || continue
+		[[ $p != lb ]] || LB_ERRORS=$(grep -cE '\[(error|crit|alert|emerg)\]' "$f" || true)
+		{
+			echo "== $p: error.log, $(wc -l <"$f") lines, each message counted"
+			sed -E 's/^[0-9\/]+ [0-9:]+ //; s/[0-9]+#[0-9]+: (\*[0-9]+ )?//' "$f" | sort | uniq -c | sort -rn | head -n 20
+		} >>"$log"
+		: >"$f"
+	done
 }
 
 start_parties() {
@@ -300,25 +329,6 @@ delta() {
 # iowait.
 cpu_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8, $5 + $6, $9; exit }' /proc/stat; }
 
-WRK_LUA='-- done(): the run as numbers, and its latency histogram, into the
--- file SEED003_OUT names (wrk calls it once, after its threads end)
-done = function(summary, latency, requests)
-	local f = assert(io.open(os.getenv("SEED003_OUT"), "w"))
-	local e = summary.errors
-	f:write(string.format("duration_us %d\nrequests %d\nbytes %d\n",
-		summary.duration, summary.requests, summary.bytes))
-	f:write(string.format("errors %d %d %d %d %d\n",
-		e.connect, e.read, e.write, e.status, e.timeout))
-	f:write(string.format("latency_mean_us %.1f\nlatency_max_us %d\n",
-		latency.mean, latency.max))
-	for i = 1, #latency do
-		local v, n = latency(i)
-		f:write(string.format("hist %d %d\n", v, n))
-	end
-	f:close()
-end
-'
-
 # one_run LABEL K: one run of LABEL (nginx or nginx-bypass), repetition K.
 one_run() {
 	local label=$1 k=$2 base=$OUT/$1-$2 log c0 c1 t0 t1 s0 s1 rc=0 red blog=$TMP/sockredir.log e
@@ -343,91 +353,23 @@ one_run() {
 	stop_parties
 	stop_bypass
 	{ echo "== sockredir"; cat "$blog"; } >>"$log"
+	keep_error_logs "$log"
 	# 130: wrk ended by a SIGINT (its timeout passes ours on), an
 	# interrupt whose trap the wait may have missed.
 	((rc != 130)) || exit 130
 	((rc == 0)) || die "$label, run $k: wrk failed (exit $rc): $(tail -n 3 "$base.wrk.txt")"
 	[[ -s $TMP/wrk.out ]] || die "$label, run $k: wrk wrote no figures (its done() hook): $(tail -n 3 "$base.wrk.txt")"
 	red=$(delta "$c0" "$c1")
+	echo "upstream_errors $LB_ERRORS" >>"$TMP/wrk.out"
 	raw_file "$label" "$k" "$t0" "$t1" "$s0" "$s1" "$red" "$c1" <"$TMP/wrk.out" >"$TMP/raw.tsv" ||
 		die "$label, run $k: cannot make its raw file from wrk's figures (above); wrk's report: $base.wrk.txt"
 	gzip -9 -c "$TMP/raw.tsv" >"$base.tsv.gz"
 	read -r -a e < <(sed -n 's/^errors //p' "$TMP/wrk.out")
 	((e[0] + e[1] + e[2] + e[3] + e[4] == 0)) ||
-		die "$label, run $k: wrk reports errors (connect read write status timeout: ${e[*]}); see $base.wrk.txt and $log"
+		die "$label, run $k: wrk reports errors (connect read write status timeout: ${e[*]}); the balancer's commonest message:$(sed -n '/^== lb:/{n;p;q}' "$log"); see $base.wrk.txt and $log"
 	say "$label, pair $k: $(sed -n 's/^Requests\/sec: *//p' "$base.wrk.txt") req/s, mean latency $(awk '$1 == "latency_mean_us" { printf "%.2f ms", $2 / 1000 }' "$TMP/wrk.out"), machine CPU $(sed -n 's/^# server_cpu_us_per_echo=//p' "$TMP/raw.tsv") us/request; bypass during wrk: $(field "$red" msgs_redirected) messages redirected, $(field "$red" msgs_passed) through TCP"
-}
-
-# raw_file LABEL K T0 T1 TICKS0 TICKS1 WRK-COUNTERS TOTAL-COUNTERS < wrk.out:
-# bench's raw file of the run on stdout, one row per request wrk timed.
-#
-# wrk's histogram, as its done() hook sees it, is the one it reports: after
-# its run wrk adds, for every latency L of at least twice the connections'
-# mean interval E (the run's time over its requests a connection), made-up
-# samples at L - E, L - 2E, ... down to E (stats_correct, its answer to
-# coordinated omission). Its own mean and percentiles (the seed's 7.53 ms)
-# count them; its request count does not. The rows are the requests
-# themselves: the correction undone, from the highest latency down. A
-# latency M above E holds, besides its own requests, one made-up sample
-# for every request at M + E, M + 2E, ...: those counted already.
-raw_file() {
-	awk -v label="$1" -v k="$2" -v t0="$3" -v t1="$4" -v s0="$5" -v s1="$6" \
-		-v red="$7" -v total="$8" -v hz="$(getconf CLK_TCK)" -v ncpu="$(nproc)" \
-		-v threads="$THREADS" -v conns="$CONNECTIONS" -v port="$PORT" -v kernel="$(uname -r)" \
-		-v git="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo -)" '
-		$1 == "hist" { v[++n] = $2; c[n] = $3; all += $3; next }
-		$1 == "errors" { err = $2 " " $3 " " $4 " " $5 " " $6; next }
-		{ m[$1] = $2 }
-		# wrk percentile P of the histogram as wrk reports it
-		function wrk_pct(p,   rank, i, t) {
-			rank = int(p / 100 * all + 0.5 + 0.5)
-			for (i = 1; i <= n; i++) if ((t += c[i]) >= rank) return v[i]
-			return 0
-		}
-		END {
-			per = int(m["requests"] / conns)
-			e = per > 0 ? int(m["duration_us"] / per) : 0
-			kept = 0
-			for (i = n; i >= 1; i--) {
-				r = e > 0 ? v[i] % e : 0
-				own[i] = c[i]
-				if (e > 0 && v[i] > e) own[i] -= acc[r]
-				if (own[i] < 0) { print "raw_file: undoing wrk'"'"'s correction gave a negative count at " v[i] " us" > "/dev/stderr"; exit 1 }
-				acc[r] += own[i]
-				kept += own[i]
-			}
-			if (kept != m["requests"]) {
-				printf "raw_file: wrk timed %d requests once its correction is undone, but reports %d\n", kept, m["requests"] > "/dev/stderr"
-				exit 1
-			}
-			split(s0, a, " "); split(s1, b, " ")
-			wall = t1 - t0
-			idle = (b[2] - a[2]) / hz; steal = (b[3] - a[3]) / hz
-			busy = wall * ncpu - idle - steal
-			window = m["duration_us"] / 1e6
-			printf "# tool=wrk -t%d -c%d through nginx (seed 003)\n", threads, conns
-			printf "# label=%s\n# server=nginx\n# repeat=%d\n# where=netns\n", label, k
-			printf "# kernel=%s\n# git=%s\n# port=%d\n# threads=%d\n# connections=%d\n", kernel, git, port, threads, conns
-			printf "# loop=closed\n# window_s=%.6f\n# elapsed_s=%.6f\n", window, window
-			printf "# wrk_requests=%d\n# wrk_bytes=%d\n# wrk_errors=%s\n", m["requests"], m["bytes"], err
-			printf "# wrk_rps=%.2f\n", m["requests"] / window
-			printf "# wrk_latency_mean_us=%s\n# wrk_latency_max_us=%s\n", m["latency_mean_us"], m["latency_max_us"]
-			printf "# wrk_latency_p50_us=%d\n# wrk_latency_p99_us=%d\n", wrk_pct(50), wrk_pct(99)
-			printf "# wrk_corrected_samples=%d\n# wrk_correction_interval_us=%d\n", all - kept, e
-			printf "# cpu_scope=all\n# server_cpus=0-%d\n# user_hz=%d\n", ncpu - 1, hz
-			printf "# cpu_window_s=%.6f\n# server_busy_s=%.3f\n# server_idle_s=%.3f\n# server_steal_s=%.3f\n", wall, busy, idle, steal
-			if (busy < 0) printf "# server_busy_negative_s=%.3f\n", -busy
-			printf "# cpu_echoes=%d\n# server_cpu_us_per_echo=%.3f\n", m["requests"], busy * 1e6 / m["requests"]
-			printf "# bypass=%s\n", label ~ /-bypass$/ ? "on" : "off (sockredir ran, no process in its cgroup)"
-			nk = split(red, kv, " ")
-			for (i = 1; i <= nk; i++) printf "# bypass_wrk_%s\n", kv[i]
-			nk = split(total, kv, " ")
-			for (i = 1; i <= nk; i++) printf "# bypass_total_%s\n", kv[i]
-			printf "# columns=thread\tround\tconnect_us\trtt_us\tarrival_us\tlag_us\tsent_us\tstatus\n"
-			for (i = 1; i <= n; i++)
-				for (j = 0; j < own[i]; j++)
-					printf "0\t0\t-\t%d.0\t-\t-\t-\tok\n", v[i]
-		}'
+	((LB_ERRORS == 0)) ||
+		say "$label, pair $k: the balancer logged $LB_ERRORS errors (each request it retried at the other web server; none reached wrk): see $log"
 }
 
 # ---- the summary -------------------------------------------------------------------

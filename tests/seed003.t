@@ -11,7 +11,9 @@
 #   run          --repeat 1 --duration 1: exit 0; per run wrk's report,
 #                a raw file with a row per request wrk counted that judge
 #                reads (its req/s is wrk's), the machine's CPU per
-#                request; the bypass run's counters: both legs
+#                request, the three nginx's error logs in the run's log
+#                and the balancer's errors counted; the bypass run's
+#                counters: both legs
 #                redirected (at least 3 messages a request, under 1%
 #                through TCP), the other run's: no socket joined, nothing
 #                redirected; summary.md and meta.txt; nothing left
@@ -183,6 +185,11 @@ test_run() {
 		diag "$l: judge ${judged:-nothing}, wrk ${rps:-nothing} req/s"
 		awk -v c="$(meta "$f" server_cpu_us_per_echo)" 'BEGIN { exit !(c > 1) }'
 		ok $? "$l: the machine's CPU per request recorded"
+		[[ $(meta "$f" nginx_upstream_errors) =~ ^[0-9]+$ ]] &&
+			grep -q '^== lb: error.log' "$dir/$l-1.log" 2>/dev/null &&
+			grep -q '^== web1: error.log' "$dir/$l-1.log" && grep -q '^== web2: error.log' "$dir/$l-1.log"
+		ok $? "$l: the three nginx's error logs kept, the balancer's errors counted" ||
+			diag "$l: nginx_upstream_errors=$(meta "$f" nginx_upstream_errors); $(grep -c '^== ' "$dir/$l-1.log" 2>/dev/null) logs"
 	done
 	f=$dir/nginx-bypass-1.tsv.gz
 	red=$(meta "$f" bypass_wrk_msgs_redirected)
