@@ -14,7 +14,7 @@
 #                        long on a fresh machine)
 #   sudo make check-all  what CI runs: deps, peers, lint, every case of every native
 #                        test (scale, faults, soak too) but the sweeps, then
-#                        the guest tests on CI_KERNELS (6.1, 6.12) but
+#                        the guest tests on CI_KERNELS (6.1) but
 #                        VM_ONLY's cases (below)
 #   sudo make sweeps     the sweeps (SWEEPS below: the knee searched three
 #                        times, compare's verdict on user against itself, its
@@ -32,7 +32,8 @@
 #                        netem, ftrace), once per guest kernel: KERNELS="6.1
 #                        6.12 7.2" (the default), then KECHO_LATER's kecho
 #                        modes of the native files; check-all runs them too,
-#                        but for VM_ONLY's and KECHO_LATER's cases and 7.2
+#                        but for VM_ONLY's and KECHO_LATER's cases, on 6.1
+#                        alone
 #   make lint            shellcheck on the scripts, checkpatch.pl on kecho
 #   make hooks           use the repository's commit-msg hook (hooks/) in this clone
 #   make clean           remove what the build made
@@ -102,11 +103,15 @@ tests: bench analysis
 need_root = @[ "$$(id -u)" -eq 0 ] || { echo "make $@: needs root (the tests start servers, load BPF programs and change sysctls): sudo make $@" >&2; exit 1; }
 
 # The guest's kernels (vm/kernels.sh): the guest tests run once on each,
-# in make vm-check on KERNELS, in check-all (CI) on CI_KERNELS: Debian
-# 12's two. sid's 7.2, the newest, runs in vm-check only (CI's time is
-# limited; kecho's parts skip there: no kecho.ko for it, docs/guest.md).
+# in make vm-check on KERNELS, in check-all (CI) on CI_KERNELS: the
+# oldest, Debian 12's 6.1. With the host's own kernel (6.18 on ours),
+# which runs every native test, CI covers both ends of what the suite
+# supports; 6.12 and sid's 7.2 (kecho's parts skip there: no kecho.ko
+# for it, docs/guest.md) are vm-check's. CI's time is limited: with
+# 6.12's pass too (kecho, sockmap, the contract, ftrace, the proxy in the
+# guest), CI took 84 minutes on a slow host (5,068 s, 2026-11-29).
 KERNELS ?= 6.1 6.12 7.2
-CI_KERNELS ?= 6.1 6.12
+CI_KERNELS ?= 6.1
 VM_TESTS := $(wildcard tests/vm-*.t)
 NATIVE_TESTS := $(filter-out $(VM_TESTS),$(wildcard tests/*.t))
 # No root, no server, no network: bench's arguments, the analysis's
