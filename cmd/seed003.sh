@@ -198,11 +198,11 @@ nginx_conf() {
 		done
 		if [[ $name == lb ]]; then
 			# max_fails=0: no passive health check. Its default (1 failure
-			# in 10 s takes a server out for 10 s) turns one connection a
-			# web server's network loses into 10 s of 502s once it has hit
-			# both: the run then measures nginx's outage, not the hops.
-			# The request is still tried at the other server; the error
-			# is logged, and counted in the run's raw file.
+			# in 10 s takes a server out for 10 s) turns one failed
+			# connection to each web server into 10 s of 502s: the run
+			# then measures nginx's outage, not the hops. The request is
+			# still tried at the other server; the error is logged, and
+			# counted in the run's raw file.
 			echo "    upstream webservers {"
 			echo "        server ${ADDR[web1]}:$PORT max_fails=0;"
 			echo "        server ${ADDR[web2]}:$PORT max_fails=0;"
