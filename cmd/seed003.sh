@@ -283,8 +283,8 @@ start_parties() {
 		PIDS+=" $SPAWNED"
 	done
 	wait_until 10 balanced || {
-		cat "$TMP"/{web1,web2,lb}/error.log >>"$log" 2>/dev/null
-		die "nginx did not answer from both web servers within 10 s: $(tail -n 5 "$log")"
+		keep_error_logs "$log"
+		die "nginx did not answer from both web servers within 10 s (their error logs: $log): $(tail -n 5 "$log")"
 	}
 }
 
