@@ -147,7 +147,7 @@ colours() {
 }
 
 main() {
-	local dir=${1:-} first title s n files
+	local dir=${1:-} first title s n files notes=()
 	if [[ $dir == -h || $dir == --help ]]; then
 		sed -n '3,/^# Nothing is run/{s/^# \{0,1\}//;p}' "$0"
 		return 0
@@ -185,10 +185,12 @@ main() {
 	done
 
 	judge_dir "$dir"
-	bound_note=$(client_bound_note "$dir")	# global: plot_cpu reads it
-	if [[ -n $bound_note ]]; then
+	mapfile -t notes < <(runs_note "$dir")
+	bound_note=	# global: plot_cpu reads it
+	if ((${#notes[@]})); then
+		bound_note=$(join '\n' "${notes[@]}")
 		title="$title\n$bound_note"
-		echo "note: $bound_note"
+		printf 'note: %s\n' "${notes[@]}"
 	fi
 	plot_samples "$dir" "$title"
 
@@ -273,16 +275,15 @@ plot_samples() {
 	done
 }
 
-# client_bound_note DIR: which drawn runs bench found client-bound (its
-# '# bottleneck=client', after the rows), or nothing.
 # judge_dir DIR: one analysis/judge over the servers' runs, against user
 # (else the first server), as summary.md judges them. Fills EXCLUDED[server]
 # (its client-bound runs, by judge's rule: bench's bottleneck=client, or
-# the client's CPUs saturated while the server's were not) and, for a
+# the client's CPUs saturated while the server's were not), DISTURBED[server]
+# (its runs the host disturbed, which judge counts there alone) and, for a
 # comparison (not the day's hand runs, one each), VERDICT[server.figure] =
 # "ratio verdict\n[lo, hi]" (or the verdict alone where there is no
 # interval). JUDGED=1 when judge answered.
-declare -A VERDICT=() EXCLUDED=()
+declare -A VERDICT=() EXCLUDED=() DISTURBED=()
 JUDGED=0
 judge_dir() {
 	local dir=$1 s files=() line label figure v base=${servers[0]}
@@ -295,7 +296,10 @@ judge_dir() {
 		JUDGED=1
 		label=$(field "$line" label)
 		figure=$(field "$line" figure)
-		[[ $figure != p50 ]] || EXCLUDED[$label]=$(field "$line" excluded)
+		if [[ $figure == p50 ]]; then
+			EXCLUDED[$label]=$(field "$line" excluded)
+			DISTURBED[$label]=$(field "$line" disturbed)
+		fi
 		! hand_runs "$dir" || continue	# one run per server: nothing to judge
 		v=${line##*verdict=}
 		v=${v/no difference detected/no difference}	# judges before 2026-11-25
@@ -311,10 +315,12 @@ judge_dir() {
 	done < <("$JUDGE" --baseline "$base" "${files[@]}" 2>/dev/null | grep '^judge ')
 }
 
-# client_bound_note DIR: a title line naming the client-bound runs, by
-# judge's count (bench's bottleneck key where judge did not answer).
-client_bound_note() {
-	local dir=$1 s f n total parts=()
+# runs_note DIR: title lines naming the runs that are not evidence of the
+# server, by judge's counts: those the host disturbed (judge counts them
+# there alone, client-bound or not) and the client-bound others. Where
+# judge did not answer, bench's bottleneck key alone.
+runs_note() {
+	local dir=$1 s f n total bound=() disturbed=()
 	for s in "${servers[@]}"; do
 		n=0
 		total=0
@@ -323,10 +329,14 @@ client_bound_note() {
 			((JUDGED)) || ! raw_cat "$f" | grep -q '^# bottleneck=client$' || n=$((n + 1))
 		done
 		((!JUDGED)) || n=${EXCLUDED[$s]:-0}
-		((n == 0)) || parts+=("$s $n of $total")
+		((n == 0)) || bound+=("$s $n of $total")
+		n=${DISTURBED[$s]:-0}
+		((n == 0)) || disturbed+=("$s $n of $total")
 	done
-	((${#parts[@]})) || return 0
-	echo "CLIENT-BOUND runs ($(join ', ' "${parts[@]}")): the client held requests back; their latency is the client's, not the server's"
+	((${#disturbed[@]} == 0)) ||
+		echo "DISTURBED runs ($(join ', ' "${disturbed[@]}")): the host disturbed them (steal, or a CPU reading no server makes); they count in no verdict"
+	((${#bound[@]} == 0)) ||
+		echo "CLIENT-BOUND runs ($(join ', ' "${bound[@]}")): the client held requests back; their latency is the client's, not the server's"
 }
 
 # tic_labels FIGURE: the servers' names, each with its verdict on FIGURE

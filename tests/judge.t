@@ -61,7 +61,7 @@ source "$(dirname "$0")/lib.sh"
 ALL_TESTS="help same-distribution same-runs apart equal-load unequal-rates
 	coverage cpu-scope machine threshold
 	other-baseline reproducible known-medians paired unpaired paired-twins
-	two-directories unpartnered client-bound disturbed disturbed-rules
+	two-directories unpartnered client-bound disturbed plot-notes disturbed-rules
 	too-few-runs no-cpu no-stamps thinned
 	window server-name gzipped bad-input markdown agreement"
 select_cases "$@"
@@ -364,6 +364,25 @@ test_disturbed() {
 		"--markdown: listed below the table with their reasons"
 	like "$out" "Left out of every figure, disturbed by the host: steal over"$'\n'"3% of the window" \
 		"--markdown: the list says the rule"
+}
+
+# What cmd/plot.sh's titles say of the runs judge left out: each run the
+# host disturbed as disturbed, client-bound or not (it counts in no figure),
+# and the other client-bound runs as client-bound. CI's run of 2026-12-07
+# named ebpf's client-bound run alone: user's, client-bound too, was disturbed.
+test_plot_notes() {
+	local out
+	disturbed_runs
+	mkdir -p "$dir/notes"
+	cp "$dir"/disturbed/*.tsv "$dir/notes/"
+	BOUND=client mkrun notes/other-8.tsv other 8 5000 500 1500
+	BOUND=client WINDOW=5 STEAL="0.50 0.10" NEG="0 0" mkrun notes/user-8.tsv user 8 5000 500 1500
+	out=$("$ECHOLAB_ROOT/cmd/plot.sh" "$dir/notes" 2>&1)
+	ok $? "plot-notes: cmd/plot.sh draws the runs"
+	like "$out" $'\nnote: DISTURBED runs \(other 2 of 8, user 1 of 8\): ' \
+		"plot-notes: the disturbed runs named, a client-bound one among them"
+	like "$out" $'\nnote: CLIENT-BOUND runs \(other 1 of 8\): ' \
+		"plot-notes: the client-bound runs the host left alone named apart"
 }
 
 # Each rule alone, one run of 'rules' each beside user's clean ones; the

@@ -227,6 +227,14 @@ test_cpus_usage() {
 # run.sh --cpus 0 the echo moves to CPU 0 and saturates it: the server is
 # the bottleneck there, results/history.md.) A client-bound run's plots
 # say so in their titles.
+# judged_disturbed FILE: whether analysis/judge leaves the run out as one
+# the host disturbed (steal on a busy CI host: 2026-12-07's CI run of
+# user), which plot then names as disturbed, not as client-bound.
+judged_disturbed() {
+	"$ECHOLAB_ROOT/analysis/judge" --baseline "$(sed -n 's/^# label=//p' "$1" | sed -n 1p)" "$1" 2>/dev/null |
+		grep -q "^disturbed .* file=$1 reason="
+}
+
 test_bottleneck() {
 	local out raw=$runs/t2000.tsv
 	if fact one-cpu >/dev/null; then
@@ -248,7 +256,10 @@ test_bottleneck() {
 	mkdir -p "$runs/bound"
 	cp "$raw" "$runs/bound/"
 	out=$(make -C "$ECHOLAB_ROOT" --no-print-directory plots RESULTS="$runs/bound" 2>&1)
-	if [[ $(sed -n 's/^# bottleneck=//p' "$raw") == client ]]; then
+	if judged_disturbed "$raw"; then
+		like "$out" "DISTURBED runs \(ebpf 1 of 1\)" "bottleneck/make plots: a disturbed run's title says so"
+		diag "bottleneck: the host disturbed the -t 2000 run, which plot names as such"
+	elif [[ $(sed -n 's/^# bottleneck=//p' "$raw") == client ]]; then
 		like "$out" "CLIENT-BOUND runs \(ebpf 1 of 1\)" "bottleneck/make plots: a client-bound run's title says so"
 	else
 		[[ $out != *CLIENT-BOUND* ]]
@@ -273,7 +284,7 @@ test_bottleneck_ping_pong() {
 # run.sh gives the server half the CPUs and bench takes the other half by
 # itself: the runs measure the server, not the client.
 test_workflow() {
-	local day out files=() server drawn want
+	local day out files=() server drawn want disturbed i
 	local -A bound=()
 	day=$runs/$(date +%Y%m%d)
 	mkdir -p "$day"
@@ -323,9 +334,18 @@ test_workflow() {
 		"workflow/make plots: exactly user and ebpf, each from the run just made"
 	[[ -s $day/boxplot.png && $day/boxplot.png -nt ${files[1]} ]]
 	ok $? "workflow/make plots: the day's boxplot.png drawn"
+	# A run the host disturbed is named as such, client-bound or not (it
+	# counts in no figure: judge); the other client-bound runs as those.
 	want=
-	for server in user ebpf; do
-		[[ ${bound[$server]} != client ]] || want+="${want:+, }$server 1 of 1"
+	disturbed=
+	for i in 0 1; do
+		server=${files[i]##*/}
+		server=${server%%-*}
+		if judged_disturbed "${files[i]}"; then
+			disturbed+="${disturbed:+, }$server 1 of 1"
+		elif [[ ${bound[$server]} == client ]]; then
+			want+="${want:+, }$server 1 of 1"
+		fi
 	done
 	if [[ -n $want ]]; then
 		like "$out" "note: CLIENT-BOUND runs \\($want\\)" "workflow/make plots: the client-bound runs are named"
@@ -333,6 +353,13 @@ test_workflow() {
 	else
 		[[ $out != *CLIENT-BOUND* ]]
 		ok $? "workflow/make plots: no client-bound run, none named"
+	fi
+	if [[ -n $disturbed ]]; then
+		like "$out" "note: DISTURBED runs \\($disturbed\\)" "workflow/make plots: the disturbed runs are named"
+		diag "workflow/make plots: disturbed: $disturbed"
+	else
+		[[ $out != *DISTURBED* ]]
+		ok $? "workflow/make plots: no disturbed run, none named"
 	fi
 }
 
