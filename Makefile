@@ -184,7 +184,11 @@ SWEEPS := knee:known compare:verdict,equal,sizes curve:curve
 # contract checks all three in check-all, and these files' misbehaving
 # clients, never-reading clients and 10,000 connections meet the default
 # mode there (25-38 s a mode in the guest: 2026-11-28, tests' time:).
-VM_ONLY := vm-netem:same-path-sizes,same-path-50x4 vm-ftrace:profile-vm
+# vm-run.t's ebpf and kecho (run.sh --vm SERVER, a guest boot each, 25 s):
+# the path they check, a run in the guest and its raw file back, is the
+# same for every server, and its user case checks it; its compare case
+# runs every variant in the guest (2026-12-07, CI at 60.7 minutes).
+VM_ONLY := vm-netem:same-path-sizes,same-path-50x4 vm-ftrace:profile-vm vm-run:ebpf,kecho
 # tests/hostile.t: check-all and vm-check run it short, 1 run of 5 s a
 # case (what its 40 connections' churn, resets and half-closes need to
 # run every path); make soak-hostile runs its defaults, 10 runs of 20 s a

@@ -5,7 +5,9 @@
 #   kernel-image       the guest boots the suite's cached kernel (or
 #                      VM_KERNEL), never /boot's
 #   user, ebpf, kecho  run.sh --vm SERVER: 100 samples, the raw file back
-#                      on the host, from the guest's kernel
+#                      on the host, from the guest's kernel (check-all
+#                      runs user's, make vm-check all three: Makefile,
+#                      VM_ONLY)
 #   bypass             run.sh --vm user --bypass: both side by side, the
 #                      bypass really taken (msgs_redirected)
 #   compare            run.sh compare --vm: every declared variant, both
