@@ -21,7 +21,8 @@
 #                 base cost measured without it, within 15% (the median
 #                 of 5 interleaved pairs' ratios); and the base cost
 #                 within 20% of CPU 0's busy time read apart from bench,
-#                 from cpuidle's residency: /proc/stat's tick-sampled
+#                 from cpuidle's residency (less the host's steal, as
+#                 bench's): /proc/stat's tick-sampled
 #                 fields read about half of it (skipped on one CPU;
 #                 the second check without cpuidle)
 #   crosscheck    cmd/crosscheck.sh, user at 5000 msg/s over 10 connections:
@@ -254,37 +255,46 @@ cpuidle_s() {
 	cat "${states[@]}" | awk '{ t += $1 } END { printf "%.6f\n", t / 1e6 }'
 }
 
+# steal_s CPU: the seconds the hypervisor has taken from CPU (/proc/stat's
+# steal, kept by the kernel from the host's own clock, in USER_HZ units).
+steal_s() {
+	awk -v c="cpu$1" -v hz="$(getconf CLK_TCK)" '$1 == c { printf "%.2f\n", $9 / hz }' /proc/stat
+}
+
 # spin_cpu SPIN_US: one run against spin-echo burning SPIN_US a message;
 # prints bench's server CPU per echo, then CPU 0's busy time per echo read
 # apart from bench, from ticks nowhere: the wall clock around the bench
-# process less cpuidle's residency, over every echo it timed (warm-up
-# included), or "-" without cpuidle. Nothing when the server or the run
-# failed.
+# process less cpuidle's residency and less what the host stole (bench's
+# busy time leaves steal out too), over every echo it timed (warm-up
+# included), or "-" without cpuidle; then the seconds stolen.
+# Nothing when the server or the run failed.
 spin_cpu() {
-	local out w0 w1 i0 i1 raw=$dir/spin.tsv
+	local out w0 w1 i0 i1 s0 s1 raw=$dir/spin.tsv
 	taskset -c 0 "$ECHOLAB_ROOT/tests/build/spin-echo" "$PORT" 64 "$1" >"$dir/spin.out" &
 	spin_pid=$!
 	wait_until 5 grep -q ready "$dir/spin.out" || { kill "$spin_pid"; spin_pid=; return; }
-	w0=$(date +%s.%N) i0=$(cpuidle_s 0)
+	w0=$(date +%s.%N) i0=$(cpuidle_s 0) s0=$(steal_s 0)
 	out=$(bounded 30 "$BENCH" -p "$PORT" --cpus 1 --server-cpus 0 -c 4 -R 2000 -d 3 --warmup 1 \
 		-q -o "$raw")
-	w1=$(date +%s.%N) i1=$(cpuidle_s 0)
+	w1=$(date +%s.%N) i1=$(cpuidle_s 0) s1=$(steal_s 0)
 	kill "$spin_pid"
 	wait "$spin_pid" 2>/dev/null
 	spin_pid=
 	[[ $(field "$out" failed) == 0 ]] || return
 	awk -v b="$(field "$out" server_cpu_us_per_echo)" -v w="$w1 - $w0" -v i0="${i0:--}" -v i1="${i1:--}" \
-		-v n="$(($(field "$out" ok) + $(meta "$raw" warmup_samples)))" 'BEGIN {
+		-v st="${s1:-0} - ${s0:-0}" -v n="$(($(field "$out" ok) + $(meta "$raw" warmup_samples)))" 'BEGIN {
 		split(w, t, " - ")
-		if (i0 == "-" || i1 == "-" || n <= 0) { print b, "-"; exit }
-		printf "%s %.2f\n", b, ((t[1] - t[2]) - (i1 - i0)) * 1e6 / n }'
+		split(st, s, " - ")
+		stolen = s[1] - s[2]
+		if (i0 == "-" || i1 == "-" || n <= 0) { print b, "-", stolen; exit }
+		printf "%s %.2f %.2f\n", b, ((t[1] - t[2]) - (i1 - i0) - stolen) * 1e6 / n, stolen }'
 }
 
 # median A B C...: the middle one of an odd count
 median() { printf '%s\n' "$@" | sort -g | sed -n "$((($# + 1) / 2))p"; }
 
 test_cpu_known() {
-	local base=() spun=() apart=() ratios=() agree=() i b s r a line
+	local base=() spun=() apart=() stolen=() ratios=() agree=() i b s r a st line
 	if fact one-cpu >/dev/null; then
 		skip "cpu-known: 50 us a message reads as the base cost plus 50 us, within 15%" one-cpu
 		return
@@ -297,12 +307,12 @@ test_cpu_known() {
 	# runs for the same reason). The figure is the median of the pairs'
 	# ratios of the spun run to its own base plus 50 us.
 	for i in 1 2 3 4 5; do
-		read -r b a <<<"$(spin_cpu 0)"
-		base+=("$b") apart+=("$a")
+		read -r b a st <<<"$(spin_cpu 0)"
+		base+=("$b") apart+=("$a") stolen+=("${st:--}")
 		read -r s _ <<<"$(spin_cpu 50)"
 		spun+=("$s")
 	done
-	diag "cpu-known: CPU per echo without the spin ${base[*]} (read apart: ${apart[*]}), with 50 us ${spun[*]}"
+	diag "cpu-known: CPU per echo without the spin ${base[*]} (read apart: ${apart[*]}; CPU 0's steal, s: ${stolen[*]}), with 50 us ${spun[*]}"
 	for i in 0 1 2 3 4; do
 		b=${base[i]:-} s=${spun[i]:-} a=${apart[i]:-}
 		[[ $b =~ ^[0-9.]+$ && $s =~ ^[0-9.]+$ ]] && ratios+=("$(awk -v b="$b" -v s="$s" 'BEGIN { printf "%.3f", s / (b + 50) }')")
