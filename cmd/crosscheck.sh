@@ -4,21 +4,22 @@
 # per echo read outside bench, beside bench's own figure.
 #
 # bench reports the server's CPU per echo as its CPUs' busy time (the
-# window minus /proc/stat's idle clock) over the echoes. This reads the
-# same thing with nothing of bench's: the window from this script's wall
-# clock around the whole bench process, the idle of CPU 0 twice, from
-# /proc/stat (idle + iowait) and from cpuidle's residency (the sum of
-# /sys/devices/system/cpu/cpu0/cpuidle/state*/time, where the kernel has
-# it), and the echoes from bench's ok= count. It also prints what the
-# tick-sampled fields (user + nice + system + irq + softirq + steal) sum
-# to, which is not busy time on a tickless kernel.
+# window minus /proc/stat's idle clock and the host's steal) over the
+# echoes. This reads the same thing with nothing of bench's: the window
+# from this script's wall clock around the whole bench process, the idle
+# of CPU 0 twice, from /proc/stat (idle + iowait) and from cpuidle's
+# residency (the sum of /sys/devices/system/cpu/cpu0/cpuidle/state*/time,
+# where the kernel has it), less CPU 0's steal (/proc/stat), and the
+# echoes from bench's ok= count. It also prints what the tick-sampled
+# fields (user + nice + system + irq + softirq) sum to, which is not busy
+# time on a tickless kernel, and the seconds stolen (steal_s=).
 #
 # Each SERVER (default: user uring) runs on CPU 0 on loopback (run.sh
 # SERVER --cpus 0, which steers the loopback's receive processing there);
 # bench runs pinned by taskset to the other CPUs. Each round runs every
 # --bench load (default '-c 50 -R 20000 -d 6'; each needs -d) against
 # every server, in that order. One line per run, as it ends:
-#   round= load= server= ok= window_s= stat_us_per_echo=
+#   round= load= server= ok= window_s= steal_s= stat_us_per_echo=
 #   cpuidle_us_per_echo= ticks_us_per_echo= bench_says=
 # Needs root and two CPUs. Stops each server and puts the loopback's
 # steering back, also when interrupted.
@@ -74,8 +75,9 @@ client_cpus="1-$(($(nproc) - 1))"
 now() { date +%s.%N; }
 stat_idle() { awk -v hz="$hz" '$1 == "cpu0" { printf "%.6f\n", ($5 + $6) / hz }' /proc/stat; }
 ticks() {
-	awk -v hz="$hz" '$1 == "cpu0" { printf "%.6f\n", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat
+	awk -v hz="$hz" '$1 == "cpu0" { printf "%.6f\n", ($2 + $3 + $4 + $7 + $8) / hz }' /proc/stat
 }
+steal() { awk -v hz="$hz" '$1 == "cpu0" { printf "%.6f\n", $9 / hz }' /proc/stat; }
 cpuidle() {
 	local states=(/sys/devices/system/cpu/cpu0/cpuidle/state*/time)
 	[[ -e ${states[0]} ]] || { echo nan; return; }
@@ -87,23 +89,24 @@ for ((r = 1; r <= rounds; r++)); do
 		for s in "${servers[@]}"; do
 			"$ROOT/run.sh" "$s" --cpus 0 >/dev/null || die "$s did not start (run.sh $s --cpus 0 says why)"
 			sleep 1
-			w0=$(now) a0=$(stat_idle) c0=$(cpuidle) k0=$(ticks)
+			w0=$(now) a0=$(stat_idle) c0=$(cpuidle) k0=$(ticks) s0=$(steal)
 			# shellcheck disable=SC2086 # the load's bench arguments, split
 			out=$(taskset -c "$client_cpus" "$ROOT/bench/bench" $load -q \
 				--cpus "$client_cpus" --server-cpus 0 -o /dev/null)
 			rc=$?
-			w1=$(now) a1=$(stat_idle) c1=$(cpuidle) k1=$(ticks)
+			w1=$(now) a1=$(stat_idle) c1=$(cpuidle) k1=$(ticks) s1=$(steal)
 			"$ROOT/run.sh" stop >/dev/null
 			((rc != 2)) || usage_error "bench refused '$load' (its message is above)"
 			ok=$(field "$out" ok)
 			[[ ${ok:-0} -gt 0 ]] || die "round $r, $s, '$load': no echo (bench: ${out:-nothing})"
 			awk -v r="$r" -v l="$load" -v s="$s" -v ok="$ok" -v b="$(field "$out" server_cpu_us_per_echo)" \
 				-v w0="$w0" -v w1="$w1" -v a0="$a0" -v a1="$a1" -v c0="$c0" -v c1="$c1" \
-				-v k0="$k0" -v k1="$k1" 'BEGIN {
+				-v k0="$k0" -v k1="$k1" -v s0="$s0" -v s1="$s1" 'BEGIN {
 				w = w1 - w0
-				cpuidle = (c0 == "nan") ? "nan" : sprintf("%.2f", (w - (c1 - c0)) * 1e6 / ok)
-				printf "round=%d load=\"%s\" server=%s ok=%d window_s=%.3f stat_us_per_echo=%.2f cpuidle_us_per_echo=%s ticks_us_per_echo=%.2f bench_says=%s\n",
-					r, l, s, ok, w, (w - (a1 - a0)) * 1e6 / ok, cpuidle, (k1 - k0) * 1e6 / ok, b
+				st = s1 - s0
+				cpuidle = (c0 == "nan") ? "nan" : sprintf("%.2f", (w - (c1 - c0) - st) * 1e6 / ok)
+				printf "round=%d load=\"%s\" server=%s ok=%d window_s=%.3f steal_s=%.2f stat_us_per_echo=%.2f cpuidle_us_per_echo=%s ticks_us_per_echo=%.2f bench_says=%s\n",
+					r, l, s, ok, w, st, (w - (a1 - a0) - st) * 1e6 / ok, cpuidle, (k1 - k0) * 1e6 / ok, b
 			}'
 			sleep 2
 		done

@@ -218,6 +218,14 @@ test_cpus_usage() {
 		"compare --cpus ALL: exit 2, nothing left for bench"
 }
 
+# judged_disturbed FILE: whether analysis/judge leaves the run out as one
+# the host disturbed (2026-12-07's CI run of user was one), which plot
+# then names as disturbed, not as client-bound.
+judged_disturbed() {
+	"$ECHOLAB_ROOT/analysis/judge" --baseline "$(sed -n 's/^# label=//p' "$1" | sed -n 1p)" "$1" 2>/dev/null |
+		grep -q "^disturbed .* file=$1 reason="
+}
+
 # ---- the client-bottleneck warning ----------------------------------------------
 
 # 2000 threads of 50 messages each on CPU 1, ebpf placed nowhere: its
@@ -227,14 +235,6 @@ test_cpus_usage() {
 # run.sh --cpus 0 the echo moves to CPU 0 and saturates it: the server is
 # the bottleneck there, results/history.md.) A client-bound run's plots
 # say so in their titles.
-# judged_disturbed FILE: whether analysis/judge leaves the run out as one
-# the host disturbed (steal on a busy CI host: 2026-12-07's CI run of
-# user), which plot then names as disturbed, not as client-bound.
-judged_disturbed() {
-	"$ECHOLAB_ROOT/analysis/judge" --baseline "$(sed -n 's/^# label=//p' "$1" | sed -n 1p)" "$1" 2>/dev/null |
-		grep -q "^disturbed .* file=$1 reason="
-}
-
 test_bottleneck() {
 	local out raw=$runs/t2000.tsv
 	if fact one-cpu >/dev/null; then
